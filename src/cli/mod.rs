@@ -1,0 +1,148 @@
+//! The command line: argument definitions, one file per subcommand, and the
+//! mapping of outcomes to exit codes.
+//!
+//! Each subcommand file has an `XxxArgs` (clap derive) and a `run_xxx`
+//! returning an [`Outcome`] or a [`CliError`]. Nothing here parses CSL or
+//! touches gix directly: it calls `csl` and `git`.
+
+mod input;
+mod not_built;
+mod parse;
+mod prompt;
+mod settings;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use input::ReplyInput;
+
+/// Apply the file edits and commands an LLM writes in its reply, safely,
+/// inside git history.
+///
+/// Reads CSL (Clada Syntax Language) from a reply: WRITE, SEARCH/REPLACE,
+/// RUN and TASKS operations between <---NAME---> and <---END---> markers.
+/// Start with `git clada prompt` (a guide to give the model) and
+/// `git clada parse reply.md` (check a reply without touching anything).
+#[derive(Debug, Parser)]
+#[command(name = "git-clada", bin_name = "git clada", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and validate a reply, and list every problem with a fix hint
+    Parse(parse::ParseArgs),
+    /// Print a CSL guide to paste into an LLM's system prompt
+    Prompt(prompt::PromptArgs),
+    /// Apply a reply to the current branch as pre and post commits (not built yet)
+    Apply(not_built::NotBuiltArgs),
+    /// Undo the newest apply, restoring your uncommitted work (not built yet)
+    Undo(not_built::NotBuiltArgs),
+    /// Redo the last undone apply (not built yet)
+    Redo(not_built::NotBuiltArgs),
+    /// Squash the clada commits at the branch tip into one (not built yet)
+    Squash(not_built::NotBuiltArgs),
+    /// Step back along first-parent history, saving your work (not built yet)
+    StepBack(not_built::NotBuiltArgs),
+    /// Step forward toward the branch tip (not built yet)
+    StepForward(not_built::NotBuiltArgs),
+    /// Show where you are: stepped back, undo stack, last apply (not built yet)
+    Status(not_built::NotBuiltArgs),
+    /// List the clada applies on this branch (not built yet)
+    Log(not_built::NotBuiltArgs),
+    /// Show the reply and report of one apply (not built yet)
+    Show(not_built::NotBuiltArgs),
+    /// Approve a command line for RUN (not built yet)
+    Allow(not_built::NotBuiltArgs),
+    /// Install, remove or run git hooks (not built yet)
+    Hook(not_built::NotBuiltArgs),
+}
+
+/// How a command ended, as the spec's exit statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything succeeded (exit 0).
+    Success,
+    /// Some task failed or was skipped, or something was invalid (exit 1).
+    Failed,
+    /// Fatal syntax error, bad arguments, unusable input (exit 2).
+    Fatal,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::Failed => 1,
+            Outcome::Fatal => 2,
+        }
+    }
+}
+
+/// An error that stops a command before it produced its result. Always
+/// exit status 2, with a hint that names what to do next.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CliError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> CliError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Parse(args) => parse::run_parse(args),
+        Command::Prompt(args) => prompt::run_prompt(args),
+        Command::Apply(_) => not_built::run_not_built("apply", 3),
+        Command::Undo(_) => not_built::run_not_built("undo", 5),
+        Command::Redo(_) => not_built::run_not_built("redo", 5),
+        Command::Squash(_) => not_built::run_not_built("squash", 5),
+        Command::StepBack(_) => not_built::run_not_built("step-back", 5),
+        Command::StepForward(_) => not_built::run_not_built("step-forward", 5),
+        Command::Status(_) => not_built::run_not_built("status", 5),
+        Command::Log(_) => not_built::run_not_built("log", 5),
+        Command::Show(_) => not_built::run_not_built("show", 5),
+        Command::Allow(_) => not_built::run_not_built("allow", 4),
+        Command::Hook(_) => not_built::run_not_built("hook", 6),
+    };
+    match result {
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            if let Some(hint) = &e.hint {
+                eprintln!("hint: {hint}");
+            }
+            ExitCode::from(Outcome::Fatal.exit_code())
+        }
+    }
+}
+
+/// Writes to stdout, treating a closed pipe (`| head`) as a normal end.
+pub(crate) fn write_stdout(f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = f(&mut out).and_then(|()| std::io::Write::flush(&mut out));
+    match result {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::new(format!("cannot write the output: {e}"))),
+    }
+}

@@ -1,0 +1,139 @@
+//! `git clada parse`: check a reply without applying anything.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::csl::{self, Body, Counts, OpKind, Operation, Reply};
+
+use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Diagnostics as rustc shows them, then a one-line summary
+    Text,
+    /// The syntax tree and diagnostics as one JSON document
+    Json,
+}
+
+/// Parse and validate a reply, and list every problem with a fix hint
+///
+/// Exit status: 0 when the reply has no fatal or invalid problems (warnings
+/// are fine), 1 when some operation is invalid and would be skipped, 2 when
+/// a fatal syntax error means nothing would run (or the input is unusable).
+#[derive(Debug, clap::Args)]
+pub struct ParseArgs {
+    /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
+    #[arg(value_name = "FILE|-")]
+    pub input: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub start_delimiter: Option<String>,
+
+    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub end_delimiter: Option<String>,
+}
+
+pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
+    let delims = settings::delimiters(args.start_delimiter.as_deref(), args.end_delimiter.as_deref())?;
+    let input = ReplyInput::read(args.input.as_deref())?;
+    let reply = match input.too_large {
+        Some(size) => Reply {
+            source: "".into(),
+            operations: Vec::new(),
+            diagnostics: vec![csl::input::too_large(size)],
+        },
+        None => csl::parse_bytes(&input.bytes, &delims),
+    };
+    write_stdout(|out| match args.format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &reply).map_err(std::io::Error::from)?;
+            out.write_all(b"\n")
+        }
+        Format::Text => write_text(out, &reply, &input.origin),
+    })?;
+    let counts = reply.counts();
+    Ok(if counts.fatal > 0 {
+        Outcome::Fatal
+    } else if counts.invalid > 0 {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    })
+}
+
+fn write_text(out: &mut dyn Write, reply: &Reply<'_>, origin: &str) -> std::io::Result<()> {
+    for d in &reply.diagnostics {
+        writeln!(out, "{}", csl::diagnostic::render(d, &reply.source, origin))?;
+    }
+    writeln!(out, "{}", summary(reply, origin))
+}
+
+/// One line: what the reply holds and what would happen to it.
+fn summary(reply: &Reply<'_>, origin: &str) -> String {
+    let mut by_kind = [0usize; 4];
+    let mut inner = 0;
+    for op in &reply.operations {
+        by_kind[kind_index(op)] += 1;
+        for child in op.children() {
+            by_kind[kind_index(child)] += 1;
+            inner += 1;
+        }
+    }
+    let tasks = reply.operations.len();
+    let kinds: Vec<String> = OpKind::ALL
+        .iter()
+        .zip(by_kind)
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let ops = if kinds.is_empty() {
+        "no operations".to_string()
+    } else {
+        let inside = if inner > 0 {
+            format!(", {inner} of them inside TASKS")
+        } else {
+            String::new()
+        };
+        format!(
+            "{} ({}{inside}) in {tasks} task{}",
+            kinds.join(", "),
+            plural_ops(by_kind.iter().sum()),
+            if tasks == 1 { "" } else { "s" }
+        )
+    };
+    let Counts {
+        fatal,
+        invalid,
+        warning,
+    } = reply.counts();
+    let verdict = if fatal > 0 {
+        "nothing would run"
+    } else if invalid > 0 {
+        "invalid operations would be skipped"
+    } else {
+        "ok"
+    };
+    format!(
+        "{origin}: {ops}; {fatal} fatal, {invalid} invalid, {warning} warning{}: {verdict}",
+        if warning == 1 { "" } else { "s" }
+    )
+}
+
+fn plural_ops(n: usize) -> String {
+    format!("{n} operation{}", if n == 1 { "" } else { "s" })
+}
+
+fn kind_index(op: &Operation<'_>) -> usize {
+    match op.body {
+        Body::Write { .. } => 0,
+        Body::Run { .. } => 1,
+        Body::Search { .. } => 2,
+        Body::Tasks { .. } => 3,
+    }
+}

@@ -1,0 +1,29 @@
+//! Settings that come from flags or, failing those, from `git config`.
+
+use std::path::Path;
+
+use crate::csl::Delimiters;
+use crate::git::Repository;
+
+use super::CliError;
+
+/// The marker delimiters: each flag wins, then `clada.startDelimiter` /
+/// `clada.endDelimiter` from git config when run inside a repository, then
+/// the defaults. Outside a repository (or in one git cannot open) only the
+/// flags and defaults apply: `parse` must work on any reply anywhere.
+pub fn delimiters(start: Option<&str>, end: Option<&str>) -> Result<Delimiters, CliError> {
+    let defaults = Delimiters::default();
+    let (mut start_value, mut end_value) = (start.map(str::to_owned), end.map(str::to_owned));
+    if start_value.is_none() || end_value.is_none() {
+        if let Ok(Some(repo)) = Repository::discover(Path::new(".")) {
+            start_value = start_value.or_else(|| repo.config_string("clada.startDelimiter"));
+            end_value = end_value.or_else(|| repo.config_string("clada.endDelimiter"));
+        }
+    }
+    let start = start_value.unwrap_or(defaults.start);
+    let end = end_value.unwrap_or(defaults.end);
+    Delimiters::new(&start, &end).map_err(|e| {
+        CliError::new(format!("unusable delimiters: {e}"))
+            .hint("set --start-delimiter/--end-delimiter (or git config clada.startDelimiter / clada.endDelimiter) to non-empty text on one line")
+    })
+}

@@ -1,0 +1,189 @@
+//! Problems found in a reply: what they are, where, and how to fix them.
+//!
+//! Owns the diagnostic model and its rustc-style text rendering. Problems in
+//! a reply are data, not `Err`: the parser records them here and keeps going
+//! so that one pass reports every fatal error.
+
+use std::fmt::{self, Write as _};
+
+use super::ast::{OpKind, Span, TaskId};
+
+/// How bad a problem is, in the spec's three levels (csl.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Syntax error: nothing in the reply may run.
+    Fatal,
+    /// Semantic error: the operation (or its whole TASKS block) is skipped.
+    Invalid,
+    /// Worth telling, changes nothing.
+    Warning,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Fatal => "fatal",
+            Severity::Invalid => "invalid",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Every kind of problem the front end reports. Tests compare these, not
+/// message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    // Fatal.
+    InputTooLarge,
+    InvalidUtf8,
+    MalformedMarker,
+    UnknownOperation,
+    UnquotedValue,
+    UnterminatedQuote,
+    DuplicateAttribute,
+    EndWithAttributes,
+    ContentOnMarkerLine,
+    /// END with nothing open, or TO / REPLACE outside a SEARCH.
+    MisplacedMarker,
+    NestedTasks,
+    SearchWithoutReplace,
+    Unterminated,
+    // Invalid.
+    MissingFile,
+    InvalidCount,
+    InvalidAppend,
+    EmptyRun,
+    EmptyPattern,
+    EmptyTo,
+    // Warnings.
+    UnknownAttribute,
+    IndentedMarker,
+    MarkerInContent,
+    EmptyTasks,
+    NoOperations,
+}
+
+impl DiagnosticKind {
+    pub fn severity(self) -> Severity {
+        use DiagnosticKind::*;
+        match self {
+            InputTooLarge | InvalidUtf8 | MalformedMarker | UnknownOperation | UnquotedValue
+            | UnterminatedQuote | DuplicateAttribute | EndWithAttributes | ContentOnMarkerLine
+            | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated => {
+                Severity::Fatal
+            }
+            MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo => {
+                Severity::Invalid
+            }
+            UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations => {
+                Severity::Warning
+            }
+        }
+    }
+}
+
+/// One problem, located in the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: DiagnosticKind,
+    /// 1-based line in the original input.
+    pub line: u32,
+    /// 1-based column, counted in characters.
+    pub column: u32,
+    /// Byte offset of the start of the line, to show it when rendering.
+    pub line_start: usize,
+    /// The offending bytes, underlined when rendering.
+    pub span: Span,
+    pub message: String,
+    pub hint: Option<String>,
+    pub operation: Option<OpKind>,
+    pub task: Option<TaskId>,
+}
+
+impl Diagnostic {
+    pub fn severity(&self) -> Severity {
+        self.kind.severity()
+    }
+}
+
+/// Counts by severity, for summaries and exit codes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub fatal: usize,
+    pub invalid: usize,
+    pub warning: usize,
+}
+
+impl Counts {
+    pub fn of(diagnostics: &[Diagnostic]) -> Counts {
+        let mut counts = Counts::default();
+        for d in diagnostics {
+            match d.severity() {
+                Severity::Fatal => counts.fatal += 1,
+                Severity::Invalid => counts.invalid += 1,
+                Severity::Warning => counts.warning += 1,
+            }
+        }
+        counts
+    }
+}
+
+/// Renders one diagnostic the way rustc does: headline, location, the source
+/// line with a caret under the problem, and the hint.
+///
+/// `source` is the text the diagnostic's offsets refer to; `origin` names it
+/// (a file name, or `<stdin>`).
+pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: {}", d.severity().name(), d.message);
+    let gutter = d.line.to_string().len();
+    let pad = " ".repeat(gutter);
+    let _ = writeln!(out, "{pad}--> {origin}:{}:{}", d.line, d.column);
+    if let Some(text) = line_text(source, d.line_start) {
+        let shown = text.replace('\t', "    ");
+        let _ = writeln!(out, "{pad} |");
+        let _ = writeln!(out, "{} | {}", d.line, shown);
+        let lead = &text[..d.span.start.saturating_sub(d.line_start).min(text.len())];
+        let lead_width: usize = lead.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum();
+        let under_end = d.span.end.saturating_sub(d.line_start).min(text.len());
+        let under_start = lead.len();
+        let width = text
+            .get(under_start..under_end.max(under_start))
+            .map_or(1, |s| s.chars().count())
+            .max(1);
+        let _ = writeln!(
+            out,
+            "{pad} | {}{}",
+            " ".repeat(lead_width),
+            "^".repeat(width)
+        );
+    }
+    if let Some(hint) = &d.hint {
+        let _ = writeln!(out, "{pad} = hint: {hint}");
+    }
+    out
+}
+
+/// The line that starts at `line_start`, without its line end; `None` when
+/// the offset is past the end (an empty input, say).
+fn line_text(source: &str, line_start: usize) -> Option<&str> {
+    let rest = source.get(line_start..)?;
+    if rest.is_empty() && line_start > 0 {
+        return None;
+    }
+    let end = memchr::memchr2(b'\n', b'\r', rest.as_bytes()).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at line {}, column {}: {}",
+            self.severity().name(),
+            self.line,
+            self.column,
+            self.message
+        )
+    }
+}

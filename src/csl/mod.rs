@@ -1,0 +1,178 @@
+//! CSL, the language of replies: decoding, parsing, validation, diagnostics.
+//!
+//! This module does no I/O and knows nothing about git. [`parse_bytes`] and
+//! [`parse`] are the entry points; everything a later phase needs is in the
+//! returned [`Reply`]: the syntax tree and every diagnostic, sorted by line.
+//!
+//! Layers, lowest first: `input` (bytes to text), `lexer` (lines and marker
+//! lines), `parser` (the context-sensitive state machine), `validate`
+//! (semantic rules), then `json` and `print` (output) and `diagnostic`
+//! (the problem model and its text rendering).
+
+pub mod ast;
+pub mod diagnostic;
+pub mod input;
+pub mod json;
+mod lexer;
+mod parser;
+pub mod print;
+pub mod validate;
+
+use std::borrow::Cow;
+
+pub use ast::{Attr, Body, OpKind, Operation, Span, TaskId};
+pub use diagnostic::{Counts, Diagnostic, DiagnosticKind, Severity};
+
+/// The marker delimiters, `<---` and `--->` unless configured otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delimiters {
+    pub start: String,
+    pub end: String,
+}
+
+impl Default for Delimiters {
+    fn default() -> Self {
+        Delimiters {
+            start: "<---".to_string(),
+            end: "--->".to_string(),
+        }
+    }
+}
+
+/// Why a pair of delimiters cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DelimiterError {
+    #[error("the {which} delimiter is empty")]
+    Empty { which: &'static str },
+    #[error("the {which} delimiter {value:?} contains a line break")]
+    LineBreak { which: &'static str, value: String },
+    #[error("the {which} delimiter {value:?} starts or ends with whitespace")]
+    Whitespace { which: &'static str, value: String },
+}
+
+impl Delimiters {
+    /// Checks and builds a pair of delimiters. They must be non-empty, on one
+    /// line, and not start or end with whitespace (markers are recognised at
+    /// column 1 and trailing whitespace after a marker is tolerated).
+    pub fn new(start: &str, end: &str) -> Result<Delimiters, DelimiterError> {
+        for (which, value) in [("start", start), ("end", end)] {
+            if value.is_empty() {
+                return Err(DelimiterError::Empty { which });
+            }
+            if value.contains(['\n', '\r']) {
+                return Err(DelimiterError::LineBreak {
+                    which,
+                    value: value.to_string(),
+                });
+            }
+            if value.starts_with(char::is_whitespace) || value.ends_with(char::is_whitespace) {
+                return Err(DelimiterError::Whitespace {
+                    which,
+                    value: value.to_string(),
+                });
+            }
+        }
+        Ok(Delimiters {
+            start: start.to_string(),
+            end: end.to_string(),
+        })
+    }
+}
+
+/// A parsed reply: what it asks for and what is wrong with it.
+#[derive(Debug, Clone)]
+pub struct Reply<'a> {
+    /// The text the spans refer to (BOM removed, invalid UTF-8 replaced).
+    pub source: Cow<'a, str>,
+    /// Top-level operations in document order; TASKS blocks hold their own.
+    pub operations: Vec<Operation<'a>>,
+    /// Every problem, sorted by line (stable for one line).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Reply<'_> {
+    pub fn counts(&self) -> Counts {
+        Counts::of(&self.diagnostics)
+    }
+
+    /// Whether nothing in the reply may run.
+    pub fn has_fatal(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.severity() == Severity::Fatal)
+    }
+}
+
+/// Parses reply bytes: size limit, BOM, UTF-8, then [`parse`].
+pub fn parse_bytes<'a>(bytes: &'a [u8], delims: &Delimiters) -> Reply<'a> {
+    if bytes.len() > input::MAX_INPUT {
+        return Reply {
+            source: Cow::Borrowed(""),
+            operations: Vec::new(),
+            diagnostics: vec![input::too_large(bytes.len() as u64)],
+        };
+    }
+    let decoded = input::decode(bytes);
+    let mut diagnostics: Vec<Diagnostic> = decoded.diagnostic.into_iter().collect();
+    match decoded.text {
+        Cow::Borrowed(text) => {
+            let operations = parse_into(text, delims, &mut diagnostics);
+            finish(Cow::Borrowed(text), operations, diagnostics, delims)
+        }
+        Cow::Owned(text) => {
+            // Invalid UTF-8 is fatal: the tree is only needed for its
+            // diagnostics, so it need not borrow from the owned text.
+            let operations = parse_into(&text, delims, &mut diagnostics);
+            drop(operations);
+            finish(Cow::Owned(text), Vec::new(), diagnostics, delims)
+        }
+    }
+}
+
+/// Parses and validates reply text (already decoded, BOM removed).
+pub fn parse<'a>(text: &'a str, delims: &Delimiters) -> Reply<'a> {
+    let mut diagnostics = Vec::new();
+    let operations = parse_into(text, delims, &mut diagnostics);
+    finish(Cow::Borrowed(text), operations, diagnostics, delims)
+}
+
+fn parse_into<'a>(text: &'a str, delims: &Delimiters, diags: &mut Vec<Diagnostic>) -> Vec<Operation<'a>> {
+    let operations = parser::parse(text, delims, diags);
+    validate::validate(text, &operations, diags);
+    operations
+}
+
+fn finish<'a>(
+    source: Cow<'a, str>,
+    operations: Vec<Operation<'a>>,
+    mut diagnostics: Vec<Diagnostic>,
+    delims: &Delimiters,
+) -> Reply<'a> {
+    let fatal = diagnostics.iter().any(|d| d.severity() == Severity::Fatal);
+    if operations.is_empty() && !fatal {
+        diagnostics.push(Diagnostic {
+            kind: DiagnosticKind::NoOperations,
+            line: 1,
+            column: 1,
+            line_start: 0,
+            span: Span::default(),
+            message: "the reply contains no operations".to_string(),
+            hint: Some(format!(
+                "operations start with a marker at column 1, such as {}WRITE file=\"path\"{}",
+                delims.start, delims.end
+            )),
+            operation: None,
+            task: None,
+        });
+    }
+    diagnostics.sort_by_key(|d| (d.line, d.column));
+    Reply {
+        source,
+        operations,
+        diagnostics,
+    }
+}
+
+/// 1-based character column of byte `offset` on the line starting at
+/// `line_start`.
+pub(crate) fn column(src: &str, line_start: usize, offset: usize) -> u32 {
+    src.get(line_start..offset).map_or(1, |s| s.chars().count() as u32 + 1)
+}

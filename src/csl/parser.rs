@@ -1,0 +1,782 @@
+//! The state machine that turns lines into operations.
+//!
+//! Owns context sensitivity (csl.md §5): which markers are recognised in which
+//! state, what is content and what is prose, and recovery after an error so
+//! that one pass reports every fatal problem. One transition function per
+//! kind of state, driven line by line; no backtracking.
+
+use std::borrow::Cow;
+
+use super::Delimiters;
+use super::ast::{Attr, Body, OpKind, Operation, Span, TaskId};
+use super::diagnostic::{Diagnostic, DiagnosticKind as K};
+use super::lexer::{Line, Lines, Marker, MarkerError, marker_name, read_marker};
+
+/// Marker names that are not operations but mean something inside one.
+const END: &str = "END";
+const TO: &str = "TO";
+const REPLACE: &str = "REPLACE";
+
+/// Parses `src` into operations, appending problems to `diags`.
+pub fn parse<'a>(src: &'a str, delims: &Delimiters, diags: &mut Vec<Diagnostic>) -> Vec<Operation<'a>> {
+    let mut p = Parser {
+        src,
+        delims,
+        diags,
+        ops: Vec::new(),
+        tasks: None,
+        open: None,
+        next_task: 1,
+        last_line: 0,
+        unrecognised: None,
+    };
+    for line in Lines::new(src) {
+        p.last_line = line.number;
+        if p.open.is_some() {
+            p.in_operation(line);
+        } else {
+            p.in_prose(line);
+        }
+    }
+    p.finish();
+    p.ops
+}
+
+/// Which part of an open operation the next content line belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// WRITE or RUN content.
+    Content,
+    Pattern,
+    To,
+    Replacement,
+}
+
+impl Section {
+    /// The marker names recognised in this section (csl.md §5).
+    fn recognises(self, name: &str) -> bool {
+        match self {
+            Section::Content | Section::Replacement => name == END,
+            Section::Pattern => matches!(name, END | TO | REPLACE),
+            Section::To => name == REPLACE,
+        }
+    }
+}
+
+/// An operation whose END has not been seen yet.
+struct OpenOp<'a> {
+    kind: OpKind,
+    line: u32,
+    line_start: usize,
+    task: TaskId,
+    attrs: Vec<Attr<'a>>,
+    section: Section,
+    /// Byte range of the current section's content lines, if any.
+    content: Option<Span>,
+    pattern: Option<Cow<'a, str>>,
+    to: Option<Cow<'a, str>>,
+    /// First content line that looks like the start of another operation:
+    /// where the missing END most likely belongs.
+    looks_like_next_op: Option<u32>,
+    /// An END read as TO text (a range SEARCH needs REPLACE first).
+    end_in_to: Option<u32>,
+}
+
+/// A TASKS block whose END has not been seen yet.
+struct OpenTasks<'a> {
+    line: u32,
+    line_start: usize,
+    task: u32,
+    attrs: Vec<Attr<'a>>,
+    operations: Vec<Operation<'a>>,
+    /// Nested TASKS markers seen (each reported), so their ENDs are absorbed.
+    nested: u32,
+}
+
+struct Parser<'a, 'd> {
+    src: &'a str,
+    delims: &'d Delimiters,
+    diags: &'d mut Vec<Diagnostic>,
+    ops: Vec<Operation<'a>>,
+    tasks: Option<OpenTasks<'a>>,
+    open: Option<OpenOp<'a>>,
+    next_task: u32,
+    last_line: u32,
+    /// Line of the last marker with an unknown name that was left as prose,
+    /// to explain a stray END later.
+    unrecognised: Option<u32>,
+}
+
+impl<'a> Parser<'a, '_> {
+    /// A line outside any operation: top level, or between the operations of
+    /// a TASKS block.
+    fn in_prose(&mut self, line: Line<'a>) {
+        if !line.text.starts_with(self.delims.start.as_str()) {
+            self.check_indented(line, None);
+            return;
+        }
+        let marker = read_marker(line, self.delims);
+        let had_error = self.report_marker_error(line, &marker, None);
+        let name = marker.name;
+        if let Some(kind) = OpKind::from_name(name) {
+            self.open_operation(line, kind, marker);
+            return;
+        }
+        if name == END {
+            self.stray_or_tasks_end(line, marker, had_error);
+            return;
+        }
+        if had_error || name.is_empty() {
+            self.unrecognised = Some(line.number);
+            return;
+        }
+        if name == TO || name == REPLACE {
+            self.push(
+                K::MisplacedMarker,
+                line,
+                marker.name_span,
+                format!("{name} marker outside a SEARCH operation"),
+                Some(format!(
+                    "{name} belongs inside a SEARCH: {}SEARCH file=\"path\"{} pattern, then {}REPLACE{}, replacement, {}",
+                    self.delims.start, self.delims.end, self.delims.start, self.delims.end, self.end_marker()
+                )),
+                None,
+            );
+            return;
+        }
+        let suggestion = suggest(name);
+        let hint = match suggestion {
+            Some(s) if s.eq_ignore_ascii_case(name) => {
+                format!("did you mean {s}? Marker names are case-sensitive")
+            }
+            Some(s) => format!("did you mean {s}?"),
+            None => format!(
+                "operations are WRITE, SEARCH, RUN and TASKS; a prose line must not start with '{}'",
+                self.delims.start
+            ),
+        };
+        self.push(
+            K::UnknownOperation,
+            line,
+            marker.name_span,
+            format!("Unknown operation: {name}"),
+            Some(hint),
+            None,
+        );
+        // Recover as the operation that was most likely meant, so that its
+        // content and END do not cause a cascade of errors.
+        match suggestion.and_then(OpKind::from_name) {
+            Some(kind) => self.open_operation(line, kind, marker),
+            None => self.unrecognised = Some(line.number),
+        }
+    }
+
+    fn open_operation(&mut self, line: Line<'a>, kind: OpKind, marker: Marker<'a>) {
+        let attrs = marker.attrs;
+        if kind == OpKind::Tasks {
+            if let Some(tasks) = &mut self.tasks {
+                tasks.nested += 1;
+                let outer = tasks.line;
+                self.push(
+                    K::NestedTasks,
+                    line,
+                    marker.name_span,
+                    "TASKS cannot be nested".to_string(),
+                    Some(format!(
+                        "close the TASKS block opened at line {outer} with {} before starting another",
+                        self.end_marker()
+                    )),
+                    Some(OpKind::Tasks),
+                );
+                return;
+            }
+            let task = self.take_task_number();
+            self.tasks = Some(OpenTasks {
+                line: line.number,
+                line_start: line.start,
+                task,
+                attrs,
+                operations: Vec::new(),
+                nested: 0,
+            });
+            return;
+        }
+        let task = match &self.tasks {
+            Some(t) => TaskId {
+                top: t.task,
+                sub: Some(t.operations.len() as u32 + 1),
+            },
+            None => TaskId {
+                top: self.take_task_number(),
+                sub: None,
+            },
+        };
+        self.open = Some(OpenOp {
+            kind,
+            line: line.number,
+            line_start: line.start,
+            task,
+            attrs,
+            section: if kind == OpKind::Search {
+                Section::Pattern
+            } else {
+                Section::Content
+            },
+            content: None,
+            pattern: None,
+            to: None,
+            looks_like_next_op: None,
+            end_in_to: None,
+        });
+    }
+
+    /// END in prose: closes a TASKS block, or stands alone (an error).
+    fn stray_or_tasks_end(&mut self, line: Line<'a>, marker: Marker<'a>, had_error: bool) {
+        if let Some(tasks) = &mut self.tasks {
+            if tasks.nested > 0 {
+                tasks.nested -= 1;
+                return;
+            }
+            if !had_error {
+                self.check_end_attributes(line, &marker, Some(OpKind::Tasks));
+            }
+            let tasks = self.tasks.take().expect("checked above");
+            let task = TaskId {
+                top: tasks.task,
+                sub: None,
+            };
+            if tasks.operations.is_empty() {
+                self.push_for(
+                    Some(task),
+                    K::EmptyTasks,
+                    Line {
+                        text: "",
+                        start: tasks.line_start,
+                        number: tasks.line,
+                    },
+                    Span::new(tasks.line_start, tasks.line_start),
+                    "TASKS block has no operations".to_string(),
+                    None,
+                    Some(OpKind::Tasks),
+                );
+            }
+            self.ops.push(Operation {
+                line: tasks.line,
+                line_start: tasks.line_start,
+                task,
+                attrs: tasks.attrs,
+                body: Body::Tasks {
+                    operations: tasks.operations,
+                },
+            });
+            return;
+        }
+        if had_error {
+            return;
+        }
+        let hint = match self.unrecognised {
+            Some(n) => format!(
+                "the marker at line {n} was not recognised, so this END closes nothing; fix that marker"
+            ),
+            None => "remove this line, or add the operation it should close above it".to_string(),
+        };
+        self.push(
+            K::MisplacedMarker,
+            line,
+            marker.name_span,
+            "END marker with no open operation".to_string(),
+            Some(hint),
+            None,
+        );
+    }
+
+    /// A line inside an open operation: content, or a marker recognised in
+    /// the current section.
+    fn in_operation(&mut self, line: Line<'a>) {
+        let section = self.open.as_ref().expect("called with an open operation").section;
+        let is_marker = matches!(
+            marker_name(line.text, self.delims),
+            Some((name, true)) if section.recognises(name)
+        );
+        if !is_marker {
+            self.content_line(line, section);
+            return;
+        }
+        let marker = read_marker(line, self.delims);
+        let op_kind = self.open.as_ref().map(|o| o.kind);
+        let had_error = self.report_marker_error(line, &marker, op_kind);
+        let open = self.open.as_mut().expect("called with an open operation");
+        match (marker.name, section) {
+            (TO, Section::Pattern) => {
+                open.pattern = Some(take_section(self.src, &mut open.content));
+                open.section = Section::To;
+                self.check_no_attributes(line, &marker, had_error);
+            }
+            (REPLACE, Section::Pattern | Section::To) => {
+                let text = take_section(self.src, &mut open.content);
+                if section == Section::Pattern {
+                    open.pattern = Some(text);
+                } else {
+                    open.to = Some(text);
+                }
+                open.section = Section::Replacement;
+                self.check_no_attributes(line, &marker, had_error);
+            }
+            (END, Section::Pattern) => {
+                open.pattern = Some(take_section(self.src, &mut open.content));
+                let (op_line, kind) = (open.line, open.kind);
+                self.push(
+                    K::SearchWithoutReplace,
+                    line,
+                    marker.name_span,
+                    "SEARCH operation closed without a REPLACE section".to_string(),
+                    Some(format!(
+                        "SEARCH (line {op_line}) needs {}REPLACE{} and the replacement text before {}; an empty replacement deletes the match",
+                        self.delims.start, self.delims.end, self.end_marker()
+                    )),
+                    Some(kind),
+                );
+                self.close_operation();
+            }
+            _ => {
+                // END of WRITE/RUN content or of a SEARCH replacement.
+                if !had_error {
+                    self.check_end_attributes(line, &marker, op_kind);
+                }
+                self.close_operation();
+            }
+        }
+    }
+
+    fn content_line(&mut self, line: Line<'a>, section: Section) {
+        let open = self.open.as_mut().expect("called with an open operation");
+        open.content = Some(match open.content {
+            Some(span) => Span::new(span.start, line.end()),
+            None => Span::new(line.start, line.end()),
+        });
+        let kind = open.kind;
+        if section == Section::To
+            && open.end_in_to.is_none()
+            && matches!(marker_name(line.text, self.delims), Some((END, true)))
+        {
+            open.end_in_to = Some(line.number);
+        }
+        if section == Section::Content
+            && let Some((name, true)) = marker_name(line.text, self.delims)
+            && OpKind::from_name(name).is_some()
+        {
+            if open.looks_like_next_op.is_none() {
+                open.looks_like_next_op = Some(line.number);
+            }
+            let end = self.end_marker();
+            self.push(
+                K::MarkerInContent,
+                line,
+                Span::new(line.start, line.end()),
+                format!("line inside {kind} content looks like a {name} marker"),
+                Some(format!(
+                    "did you forget {end} above? As written, this line is part of the {kind} content"
+                )),
+                Some(kind),
+            );
+            return;
+        }
+        self.check_indented(line, Some(section));
+    }
+
+    /// Warns about a line that would be a marker if it started at column 1.
+    fn check_indented(&mut self, line: Line<'a>, section: Option<Section>) {
+        let trimmed = line.text.trim_start_matches([' ', '\t']);
+        if trimmed.len() == line.text.len() {
+            return;
+        }
+        let Some((name, true)) = marker_name(trimmed, self.delims) else {
+            return;
+        };
+        let recognised = match section {
+            Some(s) => s.recognises(name),
+            None => {
+                OpKind::from_name(name).is_some() || (name == END && self.tasks.is_some())
+            }
+        };
+        if !recognised {
+            return;
+        }
+        let indent = line.text.len() - trimmed.len();
+        let operation = self.open.as_ref().map(|o| o.kind);
+        self.push(
+            K::IndentedMarker,
+            line,
+            Span::new(line.start, line.start + indent),
+            format!("indented {name} marker is not a marker; markers must start at column 1"),
+            Some(format!(
+                "remove the {indent} leading whitespace character(s) if this is meant as a marker"
+            )),
+            operation,
+        );
+    }
+
+    /// Reports the structural error of a marker line; returns whether there
+    /// was one.
+    fn report_marker_error(&mut self, line: Line<'a>, marker: &Marker<'a>, op: Option<OpKind>) -> bool {
+        let Some((error, span)) = &marker.error else {
+            return false;
+        };
+        let end = &self.delims.end;
+        let (kind, message, hint) = match error {
+            MarkerError::Malformed(why) => (
+                K::MalformedMarker,
+                format!("Malformed marker: {why}"),
+                format!(
+                    "a marker is a whole line: {}NAME attr=\"value\"{end}; a prose line must not start with '{}'",
+                    self.delims.start, self.delims.start
+                ),
+            ),
+            MarkerError::UnquotedValue => (
+                K::UnquotedValue,
+                "Unquoted attribute value".to_string(),
+                "put the value in double or single quotes: name=\"value\"".to_string(),
+            ),
+            MarkerError::UnterminatedQuote => (
+                K::UnterminatedQuote,
+                "Unterminated quoted value".to_string(),
+                "close the value with the same quote it opens with; write \\\" for a quote inside".to_string(),
+            ),
+            MarkerError::DuplicateAttribute(name) => (
+                K::DuplicateAttribute,
+                format!("Duplicate attribute: {name}"),
+                format!("give '{name}' once"),
+            ),
+            MarkerError::TrailingContent => (
+                K::ContentOnMarkerLine,
+                "Content not allowed on marker line".to_string(),
+                format!("end the line at '{end}' and put the text on the next line"),
+            ),
+        };
+        let op = op.or_else(|| OpKind::from_name(marker.name));
+        self.push(kind, line, *span, message, Some(hint), op);
+        true
+    }
+
+    fn check_end_attributes(&mut self, line: Line<'a>, marker: &Marker<'a>, op: Option<OpKind>) {
+        if let Some(first) = marker.attrs.first() {
+            let last = marker.attrs.last().expect("not empty");
+            self.push(
+                K::EndWithAttributes,
+                line,
+                Span::new(first.span.start, last.span.end),
+                "END marker cannot have attributes".to_string(),
+                Some(format!("write the closer as {}", self.end_marker())),
+                op,
+            );
+        }
+    }
+
+    /// TO and REPLACE take no attributes; they are ignored with a warning.
+    fn check_no_attributes(&mut self, line: Line<'a>, marker: &Marker<'a>, had_error: bool) {
+        if had_error {
+            return;
+        }
+        for attr in &marker.attrs {
+            self.push(
+                K::UnknownAttribute,
+                line,
+                attr.span,
+                format!("Unknown attribute '{}' on {} marker is ignored", attr.name, marker.name),
+                Some(format!("write {}{}{} alone", self.delims.start, marker.name, self.delims.end)),
+                Some(OpKind::Search),
+            );
+        }
+    }
+
+    fn close_operation(&mut self) {
+        let mut open = self.open.take().expect("called with an open operation");
+        let last = take_section(self.src, &mut open.content);
+        let body = match open.kind {
+            OpKind::Write => Body::Write { content: last },
+            OpKind::Run => Body::Run { content: last },
+            OpKind::Search => match open.section {
+                // Closed by END right after the pattern (already reported).
+                Section::Pattern | Section::To => Body::Search {
+                    pattern: open.pattern.unwrap_or_default(),
+                    to: open.to,
+                    replacement: Cow::Borrowed(""),
+                },
+                _ => Body::Search {
+                    pattern: open.pattern.unwrap_or_default(),
+                    to: open.to,
+                    replacement: last,
+                },
+            },
+            OpKind::Tasks => unreachable!("TASKS is never an open operation"),
+        };
+        let op = Operation {
+            line: open.line,
+            line_start: open.line_start,
+            task: open.task,
+            attrs: open.attrs,
+            body,
+        };
+        match &mut self.tasks {
+            Some(tasks) => tasks.operations.push(op),
+            None => self.ops.push(op),
+        }
+    }
+
+    /// End of input: whatever is still open is unterminated.
+    fn finish(&mut self) {
+        let end = self.end_marker();
+        if let Some(open) = self.open.take() {
+            let hint = if let Some(n) = open.end_in_to {
+                format!(
+                    "line {n} was read as TO text: a range SEARCH needs {}REPLACE{} and the replacement before {end}",
+                    self.delims.start, self.delims.end
+                )
+            } else if let Some(n) = open.looks_like_next_op {
+                format!("add {end} before line {n}, where the next operation seems to start")
+            } else if open.section == Section::Pattern {
+                format!(
+                    "add {}REPLACE{}, the replacement text and {end} after line {}",
+                    self.delims.start, self.delims.end, self.last_line
+                )
+            } else {
+                format!("add {end} after line {}", self.last_line)
+            };
+            let line = Line {
+                text: "",
+                start: open.line_start,
+                number: open.line,
+            };
+            let span = Span::new(open.line_start, open.line_start + self.delims.start.len());
+            self.push_for(
+                Some(open.task),
+                K::Unterminated,
+                line,
+                span,
+                format!("Unterminated {} operation", open.kind),
+                Some(hint),
+                Some(open.kind),
+            );
+        }
+        if let Some(tasks) = self.tasks.take() {
+            let line = Line {
+                text: "",
+                start: tasks.line_start,
+                number: tasks.line,
+            };
+            let span = Span::new(tasks.line_start, tasks.line_start + self.delims.start.len());
+            self.push_for(
+                Some(TaskId {
+                    top: tasks.task,
+                    sub: None,
+                }),
+                K::Unterminated,
+                line,
+                span,
+                "Unterminated TASKS operation".to_string(),
+                Some(format!(
+                    "add {end} after line {} to close the TASKS block",
+                    self.last_line
+                )),
+                Some(OpKind::Tasks),
+            );
+        }
+    }
+
+    fn take_task_number(&mut self) -> u32 {
+        let n = self.next_task;
+        self.next_task += 1;
+        n
+    }
+
+    fn end_marker(&self) -> String {
+        format!("{}END{}", self.delims.start, self.delims.end)
+    }
+
+    /// The task the parser is in: the open operation's, else the open
+    /// TASKS block's.
+    fn current_task(&self) -> Option<TaskId> {
+        self.open.as_ref().map(|o| o.task).or_else(|| {
+            self.tasks.as_ref().map(|t| TaskId {
+                top: t.task,
+                sub: None,
+            })
+        })
+    }
+
+    fn push(
+        &mut self,
+        kind: K,
+        line: Line<'a>,
+        span: Span,
+        message: String,
+        hint: Option<String>,
+        operation: Option<OpKind>,
+    ) {
+        let task = self.current_task();
+        self.push_for(task, kind, line, span, message, hint, operation);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_for(
+        &mut self,
+        task: Option<TaskId>,
+        kind: K,
+        line: Line<'a>,
+        span: Span,
+        message: String,
+        hint: Option<String>,
+        operation: Option<OpKind>,
+    ) {
+        let prefix = self.src.get(line.start..span.start).unwrap_or("");
+        self.diags.push(Diagnostic {
+            kind,
+            line: line.number,
+            column: prefix.chars().count() as u32 + 1,
+            line_start: line.start,
+            span,
+            message,
+            hint,
+            operation,
+            task,
+        });
+    }
+}
+
+/// The content of the finished section, LF-normalised: borrowed from the
+/// input unless it holds CR line ends.
+fn take_section<'a>(src: &'a str, content: &mut Option<Span>) -> Cow<'a, str> {
+    let Some(span) = content.take() else {
+        return Cow::Borrowed("");
+    };
+    let raw = &src[span.start..span.end];
+    if memchr::memchr(b'\r', raw.as_bytes()).is_none() {
+        return Cow::Borrowed(raw);
+    }
+    Cow::Owned(raw.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
+/// The operation name closest to a misspelt one, if any is close enough.
+fn suggest(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase();
+    let candidates = OpKind::ALL.map(OpKind::name);
+    if let Some(exact) = candidates.iter().find(|c| **c == upper) {
+        return Some(exact);
+    }
+    candidates
+        .into_iter()
+        .map(|c| (strsim::osa_distance(&upper, c), c))
+        .filter(|(d, c)| *d <= if c.len() <= 3 { 1 } else { 2 })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str) -> (Vec<Operation<'_>>, Vec<(K, u32, u32)>) {
+        let mut diags = Vec::new();
+        let ops = parse(src, &Delimiters::default(), &mut diags);
+        let d = diags.iter().map(|d| (d.kind, d.line, d.column)).collect();
+        (ops, d)
+    }
+
+    fn content<'a>(op: &'a Operation<'_>) -> &'a str {
+        match &op.body {
+            Body::Write { content } | Body::Run { content } => content,
+            _ => panic!("not WRITE/RUN"),
+        }
+    }
+
+    #[test]
+    fn write_content_is_the_lines_between_markers() {
+        let (ops, d) = run("prose\n<---WRITE file=\"a\"--->\nx\n\ny\n\n<---END--->\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(content(&ops[0]), "x\n\ny\n");
+        assert_eq!((ops[0].line, ops[0].attr("file")), (2, Some("a")));
+    }
+
+    #[test]
+    fn crlf_and_cr_content_is_normalised_and_lines_count_originals() {
+        let (ops, _) = run("a\r\n<---RUN--->\r\nx\r\ny\rz\r\n<---END--->");
+        assert_eq!(content(&ops[0]), "x\ny\nz");
+        assert_eq!(ops[0].line, 2);
+        assert!(matches!(&ops[0].body, Body::Run { content: Cow::Owned(_) }));
+        let (ops, _) = run("<---RUN--->\nx\n<---END--->");
+        assert!(matches!(&ops[0].body, Body::Run { content: Cow::Borrowed(_) }));
+    }
+
+    #[test]
+    fn search_sections_and_range() {
+        let (ops, d) = run(
+            "<---SEARCH file=\"f\"--->\na\n<---TO--->\nb\n<---REPLACE--->\nc\n<---END--->",
+        );
+        assert!(d.is_empty());
+        assert_eq!(
+            ops[0].body,
+            Body::Search {
+                pattern: "a".into(),
+                to: Some("b".into()),
+                replacement: "c".into()
+            }
+        );
+    }
+
+    #[test]
+    fn markers_are_context_sensitive() {
+        let (ops, d) = run("<---WRITE file=\"a\"--->\n<---REPLACE--->\n<---SEARCH x--->\n<---END--->");
+        assert_eq!(content(&ops[0]), "<---REPLACE--->\n<---SEARCH x--->");
+        assert_eq!(d, [(K::MarkerInContent, 3, 1)]);
+        // END inside TO text is content; the hint explains it.
+        let (_, d) = run("<---SEARCH file=\"f\"--->\na\n<---TO--->\nb\n<---END--->");
+        assert_eq!(d, [(K::Unterminated, 1, 1)]);
+    }
+
+    #[test]
+    fn every_fatal_error_is_reported_in_one_pass() {
+        let src = "<---WRTIE file=\"a\"--->\nx\n<---END--->\n<---END--->\n<---RUN--->\nls\n<---END---> x\n<---SEARCH file=\"f\"--->\nq\n<---END--->\n<---TASKS--->\n<---TASKS--->\n<---END--->\n<---WRITE file=\"b\"--->\n";
+        let (_, d) = run(src);
+        assert_eq!(
+            d,
+            [
+                (K::UnknownOperation, 1, 5),
+                (K::MisplacedMarker, 4, 5),
+                (K::ContentOnMarkerLine, 7, 13),
+                (K::SearchWithoutReplace, 10, 5),
+                (K::NestedTasks, 12, 5),
+                (K::Unterminated, 14, 1),
+                (K::Unterminated, 11, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn task_numbers_count_blocks_and_their_operations() {
+        let (ops, _) = run(
+            "<---RUN--->\nls\n<---END--->\n<---TASKS--->\n<---RUN--->\nls\n<---END--->\ntext\n<---RUN--->\nls\n<---END--->\n<---END--->\n<---RUN--->\nls\n<---END--->",
+        );
+        let ids: Vec<String> = ops.iter().map(|o| o.task.to_string()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        let inner: Vec<String> = ops[1].children().iter().map(|o| o.task.to_string()).collect();
+        assert_eq!(inner, ["2.1", "2.2"]);
+    }
+
+    #[test]
+    fn indented_markers_warn() {
+        let (ops, d) = run("  <---WRITE file=\"a\"--->\n<---RUN--->\nls\n\t<---END--->\n<---END--->");
+        assert_eq!(d, [(K::IndentedMarker, 1, 1), (K::IndentedMarker, 4, 1)]);
+        assert_eq!(content(&ops[0]), "ls\n\t<---END--->");
+    }
+
+    #[test]
+    fn suggestions_cover_typos_and_case() {
+        assert_eq!(suggest("WRTIE"), Some("WRITE"));
+        assert_eq!(suggest("write"), Some("WRITE"));
+        assert_eq!(suggest("SERACH"), Some("SEARCH"));
+        assert_eq!(suggest("TASK"), Some("TASKS"));
+        assert_eq!(suggest("RUNN"), Some("RUN"));
+        assert_eq!(suggest("NOTE"), None);
+        assert_eq!(suggest("INVALID"), None);
+    }
+}

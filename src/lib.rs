@@ -1,0 +1,21 @@
+//! git-clada: apply the file edits and commands an LLM writes in its reply,
+//! safely and inside git history.
+//!
+//! The phases of an apply, and the module that owns each:
+//!
+//! 1. **Read** the reply: a file, stdin, a commit message or a note (`cli`).
+//! 2. **Parse and validate** the CSL in it (`csl`): pure, no I/O, no git.
+//!    Problems are data (diagnostics), never panics or early returns.
+//! 3. **Transact** with the repository (`git`): snapshot, edit trees in
+//!    memory, commit, compare-and-swap the branch. Only `git` imports gix.
+//! 4. **Report** what happened in words the reply's author can act on.
+//!
+//! Dependencies point one way: `cli → git, csl`; `csl` depends on nothing
+//! of ours. `main.rs` only maps the outcome of [`cli::main`] to an exit code.
+//!
+//! Built so far: phases 1–2 (`git clada parse`, `git clada prompt`). The
+//! other subcommands exist on the command line and say they are not built.
+
+pub mod cli;
+pub mod csl;
+pub mod git;

@@ -1,0 +1,5 @@
+//! The `git-clada` binary: all logic is in the library.
+
+fn main() -> std::process::ExitCode {
+    clada::cli::main()
+}

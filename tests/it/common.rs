@@ -1,0 +1,40 @@
+//! Helpers shared by the integration tests.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// The `git-clada` binary in a hermetic environment: no inherited variables
+/// but `PATH`, no system or global git config, `HOME` in `home`, and `cwd`
+/// as working directory.
+pub fn clada(home: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-clada"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("LC_ALL", "C")
+        .current_dir(cwd);
+    cmd
+}
+
+/// A temporary directory that is not inside any repository.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("create a temporary directory")
+}
+
+/// Runs `git` hermetically in `dir` (for setting up test repositories).
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?} failed");
+}

@@ -1,0 +1,11 @@
+//! End-to-end and cross-cutting tests, one module per subject.
+//!
+//! Every test that runs the binary goes through [`common::clada`], which
+//! clears the environment and git configuration so that no developer
+//! setting or clock can change a result.
+
+mod common;
+mod conformance;
+mod help;
+mod parse;
+mod roundtrip;
