@@ -51,7 +51,11 @@ fn parse_case(case: &Path) -> datatest_stable::Result<()> {
     let value: serde_json::Value = serde_json::from_str(&json)?;
     let pretty = serde_json::to_string_pretty(&value)?;
     let snapshot = format!("exit: {text_code}\n--- text ---\n{text}--- json ---\n{pretty}\n");
-    let name = case.file_stem().expect("stem").to_string_lossy().into_owned();
+    let name = case
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(case.parent().expect("parent").canonicalize()?);
     settings.set_prepend_module_to_snapshot(false);

@@ -35,13 +35,20 @@ fn read_file(path: &Path) -> Result<ReplyInput, CliError> {
     let file = std::fs::File::open(path).map_err(cannot)?;
     let meta = file.metadata().map_err(cannot)?;
     if meta.is_dir() {
-        return Err(CliError::new(format!("{} is a directory, not a reply", path.display())));
+        return Err(CliError::new(format!(
+            "{} is a directory, not a reply",
+            path.display()
+        )));
     }
     let size = meta.len();
     read_limited(file, PathBuf::from(path).display().to_string(), Some(size))
 }
 
-fn read_limited(reader: impl Read, origin: String, size: Option<u64>) -> Result<ReplyInput, CliError> {
+fn read_limited(
+    reader: impl Read,
+    origin: String,
+    size: Option<u64>,
+) -> Result<ReplyInput, CliError> {
     if let Some(size) = size
         && size > MAX_INPUT as u64
     {

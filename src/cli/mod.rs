@@ -18,14 +18,19 @@ use clap::{Parser, Subcommand};
 pub use input::ReplyInput;
 
 /// Apply the file edits and commands an LLM writes in its reply, safely,
-/// inside git history.
+/// inside git history
 ///
 /// Reads CSL (Clada Syntax Language) from a reply: WRITE, SEARCH/REPLACE,
 /// RUN and TASKS operations between <---NAME---> and <---END---> markers.
 /// Start with `git clada prompt` (a guide to give the model) and
 /// `git clada parse reply.md` (check a reply without touching anything).
 #[derive(Debug, Parser)]
-#[command(name = "git-clada", bin_name = "git clada", version, max_term_width = 100)]
+#[command(
+    name = "git-clada",
+    bin_name = "git clada",
+    version,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -136,7 +141,9 @@ pub fn main() -> ExitCode {
 }
 
 /// Writes to stdout, treating a closed pipe (`| head`) as a normal end.
-pub(crate) fn write_stdout(f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), CliError> {
+pub(crate) fn write_stdout(
+    f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = f(&mut out).and_then(|()| std::io::Write::flush(&mut out));

@@ -40,7 +40,10 @@ pub struct ParseArgs {
 }
 
 pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
-    let delims = settings::delimiters(args.start_delimiter.as_deref(), args.end_delimiter.as_deref())?;
+    let delims = settings::delimiters(
+        args.start_delimiter.as_deref(),
+        args.end_delimiter.as_deref(),
+    )?;
     let input = ReplyInput::read(args.input.as_deref())?;
     let reply = match input.too_large {
         Some(size) => Reply {

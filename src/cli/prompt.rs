@@ -21,7 +21,10 @@ pub struct PromptArgs {
 }
 
 pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
-    let delims = settings::delimiters(args.start_delimiter.as_deref(), args.end_delimiter.as_deref())?;
+    let delims = settings::delimiters(
+        args.start_delimiter.as_deref(),
+        args.end_delimiter.as_deref(),
+    )?;
     let guide = render(&delims);
     write_stdout(|out| out.write_all(guide.as_bytes()))?;
     Ok(Outcome::Success)
@@ -29,7 +32,9 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
 
 /// The guide for these delimiters.
 pub fn render(delims: &crate::csl::Delimiters) -> String {
-    GUIDE.replace("{S}", &delims.start).replace("{E}", &delims.end)
+    GUIDE
+        .replace("{S}", &delims.start)
+        .replace("{E}", &delims.end)
 }
 
 #[cfg(test)]

@@ -14,11 +14,11 @@ use super::CliError;
 pub fn delimiters(start: Option<&str>, end: Option<&str>) -> Result<Delimiters, CliError> {
     let defaults = Delimiters::default();
     let (mut start_value, mut end_value) = (start.map(str::to_owned), end.map(str::to_owned));
-    if start_value.is_none() || end_value.is_none() {
-        if let Ok(Some(repo)) = Repository::discover(Path::new(".")) {
-            start_value = start_value.or_else(|| repo.config_string("clada.startDelimiter"));
-            end_value = end_value.or_else(|| repo.config_string("clada.endDelimiter"));
-        }
+    if (start_value.is_none() || end_value.is_none())
+        && let Ok(Some(repo)) = Repository::discover(Path::new("."))
+    {
+        start_value = start_value.or_else(|| repo.config_string("clada.startDelimiter"));
+        end_value = end_value.or_else(|| repo.config_string("clada.endDelimiter"));
     }
     let start = start_value.unwrap_or(defaults.start);
     let end = end_value.unwrap_or(defaults.end);

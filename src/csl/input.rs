@@ -74,7 +74,10 @@ pub fn decode(bytes: &[u8]) -> Decoded<'_> {
                     "invalid UTF-8 at byte offset {}: the reply must be UTF-8 text",
                     at + bom
                 ),
-                hint: Some("re-encode the reply as UTF-8; binary data cannot be written with CSL".to_string()),
+                hint: Some(
+                    "re-encode the reply as UTF-8; binary data cannot be written with CSL"
+                        .to_string(),
+                ),
                 operation: None,
                 task: None,
             };
@@ -121,6 +124,11 @@ mod tests {
     #[test]
     fn offset_counts_the_bom() {
         let d = decode(b"\xef\xbb\xbf\xff");
-        assert!(d.diagnostic.expect("invalid").message.contains("byte offset 3"));
+        assert!(
+            d.diagnostic
+                .expect("invalid")
+                .message
+                .contains("byte offset 3")
+        );
     }
 }

@@ -6,9 +6,9 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use super::Reply;
 use super::ast::{Attr, Body, Operation};
 use super::diagnostic::Diagnostic;
-use super::Reply;
 
 impl Serialize for Reply<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

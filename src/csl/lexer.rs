@@ -7,8 +7,8 @@
 
 use std::borrow::Cow;
 
-use super::ast::{Attr, Span};
 use super::Delimiters;
+use super::ast::{Attr, Span};
 
 /// One line of the input, without its line end.
 #[derive(Debug, Clone, Copy)]

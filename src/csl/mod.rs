@@ -97,7 +97,9 @@ impl Reply<'_> {
 
     /// Whether nothing in the reply may run.
     pub fn has_fatal(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity() == Severity::Fatal)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity() == Severity::Fatal)
     }
 }
 
@@ -134,7 +136,11 @@ pub fn parse<'a>(text: &'a str, delims: &Delimiters) -> Reply<'a> {
     finish(Cow::Borrowed(text), operations, diagnostics, delims)
 }
 
-fn parse_into<'a>(text: &'a str, delims: &Delimiters, diags: &mut Vec<Diagnostic>) -> Vec<Operation<'a>> {
+fn parse_into<'a>(
+    text: &'a str,
+    delims: &Delimiters,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Operation<'a>> {
     let operations = parser::parse(text, delims, diags);
     validate::validate(text, &operations, diags);
     operations
@@ -174,5 +180,6 @@ fn finish<'a>(
 /// 1-based character column of byte `offset` on the line starting at
 /// `line_start`.
 pub(crate) fn column(src: &str, line_start: usize, offset: usize) -> u32 {
-    src.get(line_start..offset).map_or(1, |s| s.chars().count() as u32 + 1)
+    src.get(line_start..offset)
+        .map_or(1, |s| s.chars().count() as u32 + 1)
 }

@@ -18,7 +18,11 @@ const TO: &str = "TO";
 const REPLACE: &str = "REPLACE";
 
 /// Parses `src` into operations, appending problems to `diags`.
-pub fn parse<'a>(src: &'a str, delims: &Delimiters, diags: &mut Vec<Diagnostic>) -> Vec<Operation<'a>> {
+pub fn parse<'a>(
+    src: &'a str,
+    delims: &Delimiters,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Operation<'a>> {
     let mut p = Parser {
         src,
         delims,
@@ -293,7 +297,11 @@ impl<'a> Parser<'a, '_> {
     /// A line inside an open operation: content, or a marker recognised in
     /// the current section.
     fn in_operation(&mut self, line: Line<'a>) {
-        let section = self.open.as_ref().expect("called with an open operation").section;
+        let section = self
+            .open
+            .as_ref()
+            .expect("called with an open operation")
+            .section;
         let is_marker = matches!(
             marker_name(line.text, self.delims),
             Some((name, true)) if section.recognises(name)
@@ -395,9 +403,7 @@ impl<'a> Parser<'a, '_> {
         };
         let recognised = match section {
             Some(s) => s.recognises(name),
-            None => {
-                OpKind::from_name(name).is_some() || (name == END && self.tasks.is_some())
-            }
+            None => OpKind::from_name(name).is_some() || (name == END && self.tasks.is_some()),
         };
         if !recognised {
             return;
@@ -418,7 +424,12 @@ impl<'a> Parser<'a, '_> {
 
     /// Reports the structural error of a marker line; returns whether there
     /// was one.
-    fn report_marker_error(&mut self, line: Line<'a>, marker: &Marker<'a>, op: Option<OpKind>) -> bool {
+    fn report_marker_error(
+        &mut self,
+        line: Line<'a>,
+        marker: &Marker<'a>,
+        op: Option<OpKind>,
+    ) -> bool {
         let Some((error, span)) = &marker.error else {
             return false;
         };
@@ -440,7 +451,8 @@ impl<'a> Parser<'a, '_> {
             MarkerError::UnterminatedQuote => (
                 K::UnterminatedQuote,
                 "Unterminated quoted value".to_string(),
-                "close the value with the same quote it opens with; write \\\" for a quote inside".to_string(),
+                "close the value with the same quote it opens with; write \\\" for a quote inside"
+                    .to_string(),
             ),
             MarkerError::DuplicateAttribute(name) => (
                 K::DuplicateAttribute,
@@ -482,8 +494,14 @@ impl<'a> Parser<'a, '_> {
                 K::UnknownAttribute,
                 line,
                 attr.span,
-                format!("Unknown attribute '{}' on {} marker is ignored", attr.name, marker.name),
-                Some(format!("write {}{}{} alone", self.delims.start, marker.name, self.delims.end)),
+                format!(
+                    "Unknown attribute '{}' on {} marker is ignored",
+                    attr.name, marker.name
+                ),
+                Some(format!(
+                    "write {}{}{} alone",
+                    self.delims.start, marker.name, self.delims.end
+                )),
                 Some(OpKind::Search),
             );
         }
@@ -702,16 +720,25 @@ mod tests {
         let (ops, _) = run("a\r\n<---RUN--->\r\nx\r\ny\rz\r\n<---END--->");
         assert_eq!(content(&ops[0]), "x\ny\nz");
         assert_eq!(ops[0].line, 2);
-        assert!(matches!(&ops[0].body, Body::Run { content: Cow::Owned(_) }));
+        assert!(matches!(
+            &ops[0].body,
+            Body::Run {
+                content: Cow::Owned(_)
+            }
+        ));
         let (ops, _) = run("<---RUN--->\nx\n<---END--->");
-        assert!(matches!(&ops[0].body, Body::Run { content: Cow::Borrowed(_) }));
+        assert!(matches!(
+            &ops[0].body,
+            Body::Run {
+                content: Cow::Borrowed(_)
+            }
+        ));
     }
 
     #[test]
     fn search_sections_and_range() {
-        let (ops, d) = run(
-            "<---SEARCH file=\"f\"--->\na\n<---TO--->\nb\n<---REPLACE--->\nc\n<---END--->",
-        );
+        let (ops, d) =
+            run("<---SEARCH file=\"f\"--->\na\n<---TO--->\nb\n<---REPLACE--->\nc\n<---END--->");
         assert!(d.is_empty());
         assert_eq!(
             ops[0].body,
@@ -725,7 +752,8 @@ mod tests {
 
     #[test]
     fn markers_are_context_sensitive() {
-        let (ops, d) = run("<---WRITE file=\"a\"--->\n<---REPLACE--->\n<---SEARCH x--->\n<---END--->");
+        let (ops, d) =
+            run("<---WRITE file=\"a\"--->\n<---REPLACE--->\n<---SEARCH x--->\n<---END--->");
         assert_eq!(content(&ops[0]), "<---REPLACE--->\n<---SEARCH x--->");
         assert_eq!(d, [(K::MarkerInContent, 3, 1)]);
         // END inside TO text is content; the hint explains it.
@@ -758,13 +786,18 @@ mod tests {
         );
         let ids: Vec<String> = ops.iter().map(|o| o.task.to_string()).collect();
         assert_eq!(ids, ["1", "2", "3"]);
-        let inner: Vec<String> = ops[1].children().iter().map(|o| o.task.to_string()).collect();
+        let inner: Vec<String> = ops[1]
+            .children()
+            .iter()
+            .map(|o| o.task.to_string())
+            .collect();
         assert_eq!(inner, ["2.1", "2.2"]);
     }
 
     #[test]
     fn indented_markers_warn() {
-        let (ops, d) = run("  <---WRITE file=\"a\"--->\n<---RUN--->\nls\n\t<---END--->\n<---END--->");
+        let (ops, d) =
+            run("  <---WRITE file=\"a\"--->\n<---RUN--->\nls\n\t<---END--->\n<---END--->");
         assert_eq!(d, [(K::IndentedMarker, 1, 1), (K::IndentedMarker, 4, 1)]);
         assert_eq!(content(&ops[0]), "ls\n\t<---END--->");
     }

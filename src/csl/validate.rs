@@ -81,7 +81,9 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
         invalid(
             K::InvalidCount,
             "Invalid value for 'count': must be positive integer or 'all'",
-            format!("got \"{count}\"; write count=\"2\" for exactly two matches, count=\"all\" for every match, or leave it out for exactly one"),
+            format!(
+                "got \"{count}\"; write count=\"2\" for exactly two matches, count=\"all\" for every match, or leave it out for exactly one"
+            ),
         );
     }
     if kind == OpKind::Write

@@ -82,7 +82,11 @@ fn check(case: &Value) -> Result<(), String> {
         .map(reference_shape)
         .collect();
     if Value::Array(ops.clone()) != case["ast"] {
-        return Err(format!("AST differs:\n ours {}\n want {}", json!(ops), case["ast"]));
+        return Err(format!(
+            "AST differs:\n ours {}\n want {}",
+            json!(ops),
+            case["ast"]
+        ));
     }
     let invalid: Vec<Value> = reply
         .diagnostics

@@ -1,1 +1,59 @@
-//! help tests
+//! The help a user sees: `--help` output (snapshots) and the man page,
+//! which must name every subcommand and every flag the binary has.
+
+use clada::cli::Cli;
+use clap::CommandFactory;
+
+use crate::common::{clada, scratch};
+
+fn help(args: &[&str]) -> String {
+    let dir = scratch();
+    let out = clada(dir.path(), dir.path())
+        .env("COLUMNS", "100")
+        .args(args)
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).expect("UTF-8 help")
+}
+
+#[test]
+fn top_level_help() {
+    insta::assert_snapshot!(help(&["--help"]));
+}
+
+#[test]
+fn parse_help() {
+    insta::assert_snapshot!(help(&["parse", "--help"]));
+}
+
+#[test]
+fn prompt_help() {
+    insta::assert_snapshot!(help(&["prompt", "--help"]));
+}
+
+#[test]
+fn man_page_covers_every_subcommand_and_flag() {
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/git-clada.1"))
+        .expect("man/git-clada.1 exists");
+    // roff escapes '-' as '\-'; compare against the unescaped text.
+    let man = man.replace("\\-", "-");
+    let cli = Cli::command();
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        assert!(
+            man.contains(&format!("B {name}")) || man.contains(&format!("fB{name}")),
+            "man page lacks `{name}`"
+        );
+        for arg in sub.get_arguments() {
+            if arg.is_hide_set() {
+                continue;
+            }
+            if let Some(long) = arg.get_long() {
+                assert!(
+                    man.contains(&format!("--{long}")),
+                    "man page lacks `{name} --{long}`"
+                );
+            }
+        }
+    }
+}

@@ -1,1 +1,257 @@
-//! parse tests
+//! `git clada parse` as a user runs it: inputs, exit statuses, formats and
+//! where the delimiters come from.
+
+use serde_json::Value;
+
+use crate::common::{clada, git, scratch};
+
+const GOOD: &str = "<---WRITE file=\"a.txt\"--->\nhi\n<---END--->\n";
+
+fn json(output: &[u8]) -> Value {
+    serde_json::from_slice(output).expect("JSON output")
+}
+
+#[test]
+fn exit_status_is_0_1_or_2_by_the_worst_problem() {
+    let dir = scratch();
+    let cases = [
+        (GOOD, 0),
+        ("<---WRITE--->\nhi\n<---END--->\n", 1),
+        ("<---WRITE file=\"a\"--->\nhi\n", 2),
+        ("just prose\n", 0),
+    ];
+    for (reply, code) in cases {
+        std::fs::write(dir.path().join("r.md"), reply).unwrap();
+        clada(dir.path(), dir.path())
+            .args(["parse", "r.md"])
+            .assert()
+            .code(code);
+    }
+}
+
+#[test]
+fn reads_standard_input_with_dash_or_without_a_file() {
+    let dir = scratch();
+    for args in [
+        &["parse", "-", "--format", "json"][..],
+        &["parse", "--format", "json"],
+    ] {
+        let out = clada(dir.path(), dir.path())
+            .args(args)
+            .write_stdin(GOOD)
+            .assert()
+            .success();
+        let v = json(&out.get_output().stdout);
+        assert_eq!(v["operations"][0]["attrs"]["file"], "a.txt");
+        assert_eq!(v["operations"][0]["content"], "hi");
+    }
+}
+
+#[test]
+fn text_format_shows_source_line_caret_hint_and_summary() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("r.md"),
+        "<---WRTIE file=\"a\"--->\nx\n<---END--->\n",
+    )
+    .unwrap();
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "r.md"])
+        .assert()
+        .code(2);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "fatal: Unknown operation: WRTIE");
+    assert_eq!(lines[1], " --> r.md:1:5");
+    assert_eq!(lines[3], "1 | <---WRTIE file=\"a\"--->");
+    assert_eq!(lines[4], "  |     ^^^^^");
+    assert!(lines[5].contains("did you mean WRITE?"), "{text}");
+    assert!(lines.last().unwrap().contains("1 fatal"), "{text}");
+}
+
+#[test]
+fn missing_file_is_an_error_with_exit_2() {
+    let dir = scratch();
+    clada(dir.path(), dir.path())
+        .args(["parse", "nope.md"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot read nope.md"));
+}
+
+#[test]
+fn input_over_50_mib_is_refused_without_reading_it() {
+    let dir = scratch();
+    let path = dir.path().join("big.md");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(50 * 1024 * 1024 + 1).unwrap();
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "big.md"])
+        .assert()
+        .code(2);
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["diagnostics"][0]["severity"], "fatal");
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("input_too_large")
+    );
+}
+
+#[test]
+fn input_over_50_mib_on_stdin_is_refused() {
+    let dir = scratch();
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "-"])
+        .write_stdin(vec![b'x'; 50 * 1024 * 1024 + 1])
+        .assert()
+        .code(2);
+    let v = json(&out.get_output().stdout);
+    assert!(
+        v["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("input_too_large")
+    );
+}
+
+#[test]
+fn invalid_utf8_is_fatal_and_names_the_byte_offset() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("r.md"), b"\xef\xbb\xbfok\n\xc3(\n").unwrap();
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "r.md"])
+        .assert()
+        .code(2);
+    let v = json(&out.get_output().stdout);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert!(
+        d["message"].as_str().unwrap().contains("byte offset 6"),
+        "{d}"
+    );
+}
+
+#[test]
+fn delimiters_come_from_git_config_inside_a_repository() {
+    let dir = scratch();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["config", "clada.startDelimiter", "@@"]);
+    git(dir.path(), &["config", "clada.endDelimiter", "@@"]);
+    let reply = "@@RUN@@\nls\n@@END@@\n";
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "-"])
+        .write_stdin(reply)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["operations"][0]["content"],
+        "ls"
+    );
+    // A flag wins over the configuration.
+    let out = clada(dir.path(), dir.path())
+        .args([
+            "parse",
+            "--format",
+            "json",
+            "--start-delimiter",
+            "<---",
+            "--end-delimiter",
+            "--->",
+            "-",
+        ])
+        .write_stdin(GOOD)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["operations"][0]["content"],
+        "hi"
+    );
+}
+
+#[test]
+fn delimiter_flags_work_outside_a_repository() {
+    let dir = scratch();
+    let out = clada(dir.path(), dir.path())
+        .args([
+            "parse",
+            "--format",
+            "json",
+            "--start-delimiter",
+            "[[",
+            "--end-delimiter",
+            "]]",
+            "-",
+        ])
+        .write_stdin("[[RUN]]\nls\n[[END]]\n")
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out.get_output().stdout)["operations"][0]["type"],
+        "RUN"
+    );
+}
+
+#[test]
+fn unusable_delimiters_are_refused() {
+    let dir = scratch();
+    clada(dir.path(), dir.path())
+        .args(["parse", "--start-delimiter", "", "-"])
+        .write_stdin(GOOD)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("start delimiter is empty"));
+}
+
+#[test]
+fn commands_not_built_yet_say_so_and_fail() {
+    let dir = scratch();
+    for cmd in [
+        "apply",
+        "undo",
+        "redo",
+        "squash",
+        "step-back",
+        "step-forward",
+        "status",
+        "log",
+        "show",
+        "allow",
+        "hook",
+    ] {
+        clada(dir.path(), dir.path())
+            .args([cmd, "--some-flag", "x"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(
+                "is not built yet; nothing was done",
+            ));
+    }
+}
+
+#[test]
+fn prompt_prints_a_guide_whose_examples_parse_cleanly() {
+    let dir = scratch();
+    let out = clada(dir.path(), dir.path())
+        .arg("prompt")
+        .assert()
+        .success();
+    let guide = out.get_output().stdout.clone();
+    assert!(
+        guide.len() < 4000,
+        "the guide should stay short: {} bytes",
+        guide.len()
+    );
+    clada(dir.path(), dir.path())
+        .args(["parse", "-"])
+        .write_stdin(guide)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "0 fatal, 0 invalid, 0 warnings: ok",
+        ));
+}

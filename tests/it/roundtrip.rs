@@ -1,1 +1,148 @@
-//! roundtrip tests
+//! Property: printing a syntax tree as CSL and parsing it back gives the
+//! same tree (operations, attributes, contents; not positions).
+
+use std::borrow::Cow;
+
+use clada::csl::{self, Attr, Body, Delimiters, Operation, Span, TaskId};
+use proptest::prelude::*;
+
+/// A tree without positions, which is what must survive the round trip.
+#[derive(Debug, Clone, PartialEq)]
+enum Model {
+    Write(Vec<(String, String)>, String),
+    Run(Vec<(String, String)>, String),
+    Search(Vec<(String, String)>, String, Option<String>, String),
+    Tasks(Vec<(String, String)>, Vec<Model>),
+}
+
+fn attrs_of(op: &Operation<'_>) -> Vec<(String, String)> {
+    op.attrs
+        .iter()
+        .map(|a| (a.name.to_string(), a.value.to_string()))
+        .collect()
+}
+
+fn model_of(op: &Operation<'_>) -> Model {
+    let attrs = attrs_of(op);
+    match &op.body {
+        Body::Write { content } => Model::Write(attrs, content.to_string()),
+        Body::Run { content } => Model::Run(attrs, content.to_string()),
+        Body::Search {
+            pattern,
+            to,
+            replacement,
+        } => Model::Search(
+            attrs,
+            pattern.to_string(),
+            to.as_ref().map(|t| t.to_string()),
+            replacement.to_string(),
+        ),
+        Body::Tasks { operations } => {
+            Model::Tasks(attrs, operations.iter().map(model_of).collect())
+        }
+    }
+}
+
+fn attrs_from(list: &[(String, String)]) -> Vec<Attr<'_>> {
+    list.iter()
+        .map(|(n, v)| Attr {
+            name: n,
+            value: Cow::Borrowed(v),
+            span: Span::default(),
+        })
+        .collect()
+}
+
+fn op_of(model: &Model) -> Operation<'_> {
+    let attrs = attrs_from;
+    let (attrs, body) = match model {
+        Model::Write(a, c) => (attrs(a), Body::Write { content: c.into() }),
+        Model::Run(a, c) => (attrs(a), Body::Run { content: c.into() }),
+        Model::Search(a, p, t, r) => (
+            attrs(a),
+            Body::Search {
+                pattern: p.into(),
+                to: t.as_deref().map(Cow::Borrowed),
+                replacement: r.into(),
+            },
+        ),
+        Model::Tasks(a, children) => (
+            attrs(a),
+            Body::Tasks {
+                operations: children.iter().map(op_of).collect(),
+            },
+        ),
+    };
+    Operation {
+        line: 0,
+        line_start: 0,
+        task: TaskId { top: 0, sub: None },
+        attrs,
+        body,
+    }
+}
+
+/// Attribute lists with distinct names from the allowed character set and
+/// values with quotes and backslashes (which need escaping).
+fn attrs() -> impl Strategy<Value = Vec<(String, String)>> {
+    proptest::collection::btree_map(
+        "[a-z@$_-]{1,6}|[0-9]{1,3}",
+        "[ a-z\"'\\\\./<>=-]{0,8}",
+        0..3,
+    )
+    .prop_map(|m| m.into_iter().collect())
+}
+
+/// Section text: lines that do not start with the start delimiter and hold
+/// no CR. Blank lines and a trailing newline included.
+fn text() -> impl Strategy<Value = String> {
+    proptest::collection::vec("([a-z -]|>|<|\t){0,10}", 0..5).prop_map(|lines| {
+        lines
+            .into_iter()
+            .map(|l| {
+                if l.starts_with('<') {
+                    format!(" {l}")
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+fn leaf() -> impl Strategy<Value = Model> {
+    prop_oneof![
+        (attrs(), text()).prop_map(|(a, c)| Model::Write(a, c)),
+        (attrs(), text()).prop_map(|(a, c)| Model::Run(a, c)),
+        (attrs(), text(), proptest::option::of(text()), text())
+            .prop_map(|(a, p, t, r)| Model::Search(a, p, t, r)),
+    ]
+}
+
+fn operation() -> impl Strategy<Value = Model> {
+    prop_oneof![
+        3 => leaf(),
+        1 => (attrs(), proptest::collection::vec(leaf(), 0..4)).prop_map(|(a, c)| Model::Tasks(a, c)),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn print_then_parse_gives_the_same_tree(
+        models in proptest::collection::vec(operation(), 0..6),
+        custom in any::<bool>(),
+    ) {
+        let delims = if custom {
+            Delimiters::new("@@[", "]@@").unwrap()
+        } else {
+            Delimiters::default()
+        };
+        let ops: Vec<Operation<'_>> = models.iter().map(op_of).collect();
+        let printed = csl::print::print(&ops, &delims);
+        let reply = csl::parse(&printed, &delims);
+        prop_assert!(!reply.has_fatal(), "{printed}\n{:?}", reply.diagnostics);
+        let back: Vec<Model> = reply.operations.iter().map(model_of).collect();
+        prop_assert_eq!(back, models, "printed:\n{}", printed);
+    }
+}
