@@ -76,7 +76,8 @@ pub enum MarkerError {
     /// The structure is broken; the text says how.
     Malformed(String),
     UnquotedValue,
-    UnterminatedQuote,
+    /// The value opened with this quote is not closed on the line.
+    UnterminatedQuote(char),
     DuplicateAttribute(String),
     /// Text after the end delimiter.
     TrailingContent,
@@ -145,6 +146,8 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
     }
     i = name_end;
     let end = delims.end.as_str();
+    // Whitespace is required between the name and the first attribute;
+    // after a quoted value it is optional (`a="1"b="2"`, csl.md §3).
     let mut first = true;
     loop {
         let ws = skip_ws(text, i);
@@ -157,15 +160,11 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
             fail(&mut marker, MarkerError::Malformed(msg), at(i, text.len()));
             return marker;
         }
-        if ws == i {
-            let what = if first {
-                format!(
-                    "expected whitespace, an attribute or '{end}' after '{}'",
-                    marker.name
-                )
-            } else {
-                format!("unexpected character '{}'", next_char(text, i))
-            };
+        if ws == i && first {
+            let what = format!(
+                "expected whitespace, an attribute or '{end}' after '{}'",
+                marker.name
+            );
             let span = at(i, i + next_char(text, i).len_utf8());
             fail(&mut marker, MarkerError::Malformed(what), span);
             return marker;
@@ -224,7 +223,7 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
         let Some((value, close)) = read_quoted(text, value_start, quote) else {
             fail(
                 &mut marker,
-                MarkerError::UnterminatedQuote,
+                MarkerError::UnterminatedQuote(quote),
                 at(name_start, text.len()),
             );
             return marker;
@@ -359,7 +358,7 @@ mod tests {
         );
         assert_eq!(
             kind(r#"<---WRITE file="x' --->"#),
-            Some((MarkerError::UnterminatedQuote, 10, 23))
+            Some((MarkerError::UnterminatedQuote('"'), 10, 23))
         );
         assert_eq!(
             kind(r#"<---WRITE a="1" a='2'--->"#),
@@ -377,6 +376,7 @@ mod tests {
             read("<---WRITE-x--->").error,
             Some((MarkerError::Malformed(_), _))
         ));
+        assert_eq!(read(r#"<---WRITE a="1"b='2'--->"#).error, None);
         assert!(matches!(
             read("<---WRITE flag--->").error,
             Some((MarkerError::Malformed(_), _))

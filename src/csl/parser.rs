@@ -33,6 +33,7 @@ pub fn parse<'a>(
         next_task: 1,
         last_line: 0,
         unrecognised: None,
+        last_closed: None,
     };
     for line in Lines::new(src) {
         p.last_line = line.number;
@@ -58,14 +59,42 @@ enum Section {
 
 impl Section {
     /// The marker names recognised in this section (csl.md §5).
-    fn recognises(self, name: &str) -> bool {
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Section::Content | Section::Replacement => name == END,
-            Section::Pattern => matches!(name, END | TO | REPLACE),
-            Section::To => name == REPLACE,
+            Section::Content | Section::Replacement => &[END],
+            Section::Pattern => &[TO, REPLACE, END],
+            Section::To => &[REPLACE],
+        }
+    }
+
+    fn recognises(self, name: &str) -> bool {
+        self.names().contains(&name)
+    }
+
+    /// What the section is called in messages.
+    fn noun(self) -> &'static str {
+        match self {
+            Section::Content => "content",
+            Section::Pattern => "pattern",
+            Section::To => "TO text",
+            Section::Replacement => "replacement",
+        }
+    }
+
+    /// The marker(s) that must follow for the operation to be complete.
+    fn missing(self, d: &Delimiters) -> String {
+        match self {
+            Section::Content | Section::Replacement => format!("{}END{}", d.start, d.end),
+            Section::Pattern | Section::To => format!(
+                "{}REPLACE{}, the replacement text and {}END{}",
+                d.start, d.end, d.start, d.end
+            ),
         }
     }
 }
+
+/// Every marker name, for did-you-mean suggestions in prose.
+const ALL_NAMES: [&str; 7] = ["WRITE", "RUN", "SEARCH", "TASKS", END, TO, REPLACE];
 
 /// An operation whose END has not been seen yet.
 struct OpenOp<'a> {
@@ -82,8 +111,21 @@ struct OpenOp<'a> {
     /// First content line that looks like the start of another operation:
     /// where the missing END most likely belongs.
     looks_like_next_op: Option<u32>,
+    /// A content line that looks like a misspelt marker of this section
+    /// (`<---end--->`): where the author most likely meant to close it.
+    looks_like_close: Option<(u32, &'static str)>,
     /// An END read as TO text (a range SEARCH needs REPLACE first).
     end_in_to: Option<u32>,
+}
+
+/// Where an operation was closed.
+#[derive(Debug, Clone, Copy)]
+struct Closed {
+    kind: OpKind,
+    opened: u32,
+    end: u32,
+    /// Whether the closing marker line was well formed.
+    end_ok: bool,
 }
 
 /// A TASKS block whose END has not been seen yet.
@@ -109,6 +151,8 @@ struct Parser<'a, 'd> {
     /// Line of the last marker with an unknown name that was left as prose,
     /// to explain a stray END later.
     unrecognised: Option<u32>,
+    /// The last operation closed, to explain a stray END later.
+    last_closed: Option<Closed>,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -119,15 +163,19 @@ impl<'a> Parser<'a, '_> {
             self.check_indented(line, None);
             return;
         }
-        let marker = read_marker(line, self.delims);
-        let had_error = self.report_marker_error(line, &marker, None);
+        let mut marker = read_marker(line, self.delims);
         let name = marker.name;
         if let Some(kind) = OpKind::from_name(name) {
-            self.open_operation(line, kind, marker);
+            // Open first, so that a problem on the marker line belongs to
+            // the task it opens.
+            let attrs = std::mem::take(&mut marker.attrs);
+            self.open_operation(line, kind, marker.name_span, attrs);
+            self.report_marker_error(line, &marker, Some(kind));
             return;
         }
+        let had_error = self.report_marker_error(line, &marker, None);
         if name == END {
-            self.stray_or_tasks_end(line, marker, had_error);
+            self.stray_or_tasks_end(line, &marker, had_error);
             return;
         }
         if had_error || name.is_empty() {
@@ -148,12 +196,9 @@ impl<'a> Parser<'a, '_> {
             );
             return;
         }
-        let suggestion = suggest(name);
+        let suggestion = suggest(name, &ALL_NAMES);
         let hint = match suggestion {
-            Some(s) if s.eq_ignore_ascii_case(name) => {
-                format!("did you mean {s}? Marker names are case-sensitive")
-            }
-            Some(s) => format!("did you mean {s}?"),
+            Some(s) => did_you_mean(name, s),
             None => format!(
                 "operations are WRITE, SEARCH, RUN and TASKS; a prose line must not start with '{}'",
                 self.delims.start
@@ -167,16 +212,28 @@ impl<'a> Parser<'a, '_> {
             Some(hint),
             None,
         );
-        // Recover as the operation that was most likely meant, so that its
+        // Recover as the marker that was most likely meant, so that its
         // content and END do not cause a cascade of errors.
-        match suggestion.and_then(OpKind::from_name) {
-            Some(kind) => self.open_operation(line, kind, marker),
+        match suggestion {
+            Some(END) => self.stray_or_tasks_end(line, &marker, true),
+            Some(s) => match OpKind::from_name(s) {
+                Some(kind) => {
+                    let attrs = std::mem::take(&mut marker.attrs);
+                    self.open_operation(line, kind, marker.name_span, attrs);
+                }
+                None => self.unrecognised = Some(line.number),
+            },
             None => self.unrecognised = Some(line.number),
         }
     }
 
-    fn open_operation(&mut self, line: Line<'a>, kind: OpKind, marker: Marker<'a>) {
-        let attrs = marker.attrs;
+    fn open_operation(
+        &mut self,
+        line: Line<'a>,
+        kind: OpKind,
+        name_span: Span,
+        attrs: Vec<Attr<'a>>,
+    ) {
         if kind == OpKind::Tasks {
             if let Some(tasks) = &mut self.tasks {
                 tasks.nested += 1;
@@ -184,7 +241,7 @@ impl<'a> Parser<'a, '_> {
                 self.push(
                     K::NestedTasks,
                     line,
-                    marker.name_span,
+                    name_span,
                     "TASKS cannot be nested".to_string(),
                     Some(format!(
                         "close the TASKS block opened at line {outer} with {} before starting another",
@@ -230,21 +287,28 @@ impl<'a> Parser<'a, '_> {
             pattern: None,
             to: None,
             looks_like_next_op: None,
+            looks_like_close: None,
             end_in_to: None,
         });
     }
 
     /// END in prose: closes a TASKS block, or stands alone (an error).
-    fn stray_or_tasks_end(&mut self, line: Line<'a>, marker: Marker<'a>, had_error: bool) {
+    fn stray_or_tasks_end(&mut self, line: Line<'a>, marker: &Marker<'a>, had_error: bool) {
         if let Some(tasks) = &mut self.tasks {
             if tasks.nested > 0 {
                 tasks.nested -= 1;
                 return;
             }
             if !had_error {
-                self.check_end_attributes(line, &marker, Some(OpKind::Tasks));
+                self.check_end_attributes(line, marker, Some(OpKind::Tasks));
             }
             let tasks = self.tasks.take().expect("checked above");
+            self.last_closed = Some(Closed {
+                kind: OpKind::Tasks,
+                opened: tasks.line,
+                end: line.number,
+                end_ok: !had_error,
+            });
             let task = TaskId {
                 top: tasks.task,
                 sub: None,
@@ -260,7 +324,9 @@ impl<'a> Parser<'a, '_> {
                     },
                     Span::new(tasks.line_start, tasks.line_start),
                     "TASKS block has no operations".to_string(),
-                    None,
+                    Some(
+                        "put operations between TASKS and its END, or remove the block".to_string(),
+                    ),
                     Some(OpKind::Tasks),
                 );
             }
@@ -278,11 +344,34 @@ impl<'a> Parser<'a, '_> {
         if had_error {
             return;
         }
-        let hint = match self.unrecognised {
-            Some(n) => format!(
+        let closed_at = self.last_closed.map_or(0, |c| c.end);
+        let hint = match (self.unrecognised, self.last_closed) {
+            (Some(n), _) if n > closed_at => format!(
                 "the marker at line {n} was not recognised, so this END closes nothing; fix that marker"
             ),
-            None => "remove this line, or add the operation it should close above it".to_string(),
+            (
+                _,
+                Some(Closed {
+                    kind,
+                    opened,
+                    end,
+                    end_ok: false,
+                }),
+            ) => format!(
+                "the broken marker at line {end} already closed the {kind} opened at line {opened}; fix that line and remove this one"
+            ),
+            (
+                _,
+                Some(Closed {
+                    kind,
+                    opened,
+                    end,
+                    end_ok: true,
+                }),
+            ) => format!(
+                "the END at line {end} already closed the {kind} opened at line {opened}; if line {end} was meant as content, use delimiters that do not occur in it (--start-delimiter / --end-delimiter)"
+            ),
+            _ => "remove this line, or add the operation it should close above it".to_string(),
         };
         self.push(
             K::MisplacedMarker,
@@ -310,6 +399,7 @@ impl<'a> Parser<'a, '_> {
             self.content_line(line, section);
             return;
         }
+        let end_line = line.number;
         let marker = read_marker(line, self.delims);
         let op_kind = self.open.as_ref().map(|o| o.kind);
         let had_error = self.report_marker_error(line, &marker, op_kind);
@@ -344,14 +434,14 @@ impl<'a> Parser<'a, '_> {
                     )),
                     Some(kind),
                 );
-                self.close_operation();
+                self.close_operation(end_line, !had_error);
             }
             _ => {
                 // END of WRITE/RUN content or of a SEARCH replacement.
                 if !had_error {
                     self.check_end_attributes(line, &marker, op_kind);
                 }
-                self.close_operation();
+                self.close_operation(end_line, !had_error);
             }
         }
     }
@@ -364,30 +454,68 @@ impl<'a> Parser<'a, '_> {
         });
         let kind = open.kind;
         if section == Section::To
-            && open.end_in_to.is_none()
             && matches!(marker_name(line.text, self.delims), Some((END, true)))
         {
-            open.end_in_to = Some(line.number);
-        }
-        if section == Section::Content
-            && let Some((name, true)) = marker_name(line.text, self.delims)
-            && OpKind::from_name(name).is_some()
-        {
-            if open.looks_like_next_op.is_none() {
-                open.looks_like_next_op = Some(line.number);
+            if open.end_in_to.is_none() {
+                open.end_in_to = Some(line.number);
             }
-            let end = self.end_marker();
+            let replace = format!("{}REPLACE{}", self.delims.start, self.delims.end);
             self.push(
                 K::MarkerInContent,
                 line,
                 Span::new(line.start, line.end()),
-                format!("line inside {kind} content looks like a {name} marker"),
+                "END inside the TO text of a range SEARCH is part of the TO text".to_string(),
                 Some(format!(
-                    "did you forget {end} above? As written, this line is part of the {kind} content"
+                    "a range SEARCH is pattern, TO, end text, then {replace}, the replacement and END"
                 )),
                 Some(kind),
             );
             return;
+        }
+        if let Some((name, true)) = marker_name(line.text, self.delims) {
+            if OpKind::from_name(name).is_some() {
+                if open.looks_like_next_op.is_none() {
+                    open.looks_like_next_op = Some(line.number);
+                }
+                let missing = section.missing(self.delims);
+                self.push(
+                    K::MarkerInContent,
+                    line,
+                    Span::new(line.start, line.end()),
+                    format!("line inside {kind} {} looks like a {name} marker", section.noun()),
+                    Some(format!(
+                        "did you forget {missing} above? As written, this line is part of the {kind} {}",
+                        section.noun()
+                    )),
+                    Some(kind),
+                );
+                return;
+            }
+            let names = section.names();
+            if let Some(meant) = suggest(name, names) {
+                if open.looks_like_close.is_none() {
+                    open.looks_like_close = Some((line.number, meant));
+                }
+                self.push(
+                    K::MarkerInContent,
+                    line,
+                    Span::new(
+                        line.start + self.delims.start.len(),
+                        line.start + self.delims.start.len() + name.len(),
+                    ),
+                    format!(
+                        "line inside {kind} {} looks like a misspelt {meant} marker",
+                        section.noun()
+                    ),
+                    Some(format!(
+                        "{}; as written, this line is part of the {kind} {}",
+                        did_you_mean(name, meant),
+                        section.noun()
+                    )),
+                    Some(kind),
+                );
+                return;
+            }
         }
         self.check_indented(line, Some(section));
     }
@@ -448,11 +576,12 @@ impl<'a> Parser<'a, '_> {
                 "Unquoted attribute value".to_string(),
                 "put the value in double or single quotes: name=\"value\"".to_string(),
             ),
-            MarkerError::UnterminatedQuote => (
+            MarkerError::UnterminatedQuote(quote) => (
                 K::UnterminatedQuote,
                 "Unterminated quoted value".to_string(),
-                "close the value with the same quote it opens with; write \\\" for a quote inside"
-                    .to_string(),
+                format!(
+                    "close the value with the {quote} it opens with; write \\{quote} for a {quote} inside it"
+                ),
             ),
             MarkerError::DuplicateAttribute(name) => (
                 K::DuplicateAttribute,
@@ -507,8 +636,14 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
-    fn close_operation(&mut self) {
+    fn close_operation(&mut self, end_line: u32, end_ok: bool) {
         let mut open = self.open.take().expect("called with an open operation");
+        self.last_closed = Some(Closed {
+            kind: open.kind,
+            opened: open.line,
+            end: end_line,
+            end_ok,
+        });
         let last = take_section(self.src, &mut open.content);
         let body = match open.kind {
             OpKind::Write => Body::Write { content: last },
@@ -545,20 +680,21 @@ impl<'a> Parser<'a, '_> {
     fn finish(&mut self) {
         let end = self.end_marker();
         if let Some(open) = self.open.take() {
+            let missing = open.section.missing(self.delims);
             let hint = if let Some(n) = open.end_in_to {
                 format!(
                     "line {n} was read as TO text: a range SEARCH needs {}REPLACE{} and the replacement before {end}",
                     self.delims.start, self.delims.end
                 )
-            } else if let Some(n) = open.looks_like_next_op {
-                format!("add {end} before line {n}, where the next operation seems to start")
-            } else if open.section == Section::Pattern {
+            } else if let Some((n, meant)) = open.looks_like_close {
                 format!(
-                    "add {}REPLACE{}, the replacement text and {end} after line {}",
-                    self.delims.start, self.delims.end, self.last_line
+                    "line {n} looks like a misspelt {meant} marker: write it exactly as {}{meant}{}",
+                    self.delims.start, self.delims.end
                 )
+            } else if let Some(n) = open.looks_like_next_op {
+                format!("add {missing} before line {n}, where the next operation seems to start")
             } else {
-                format!("add {end} after line {}", self.last_line)
+                format!("add {missing} after line {}", self.last_line)
             };
             let line = Line {
                 text: "",
@@ -674,19 +810,28 @@ fn take_section<'a>(src: &'a str, content: &mut Option<Span>) -> Cow<'a, str> {
     Cow::Owned(raw.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
-/// The operation name closest to a misspelt one, if any is close enough.
-fn suggest(name: &str) -> Option<&'static str> {
+/// The name among `candidates` closest to a misspelt `name`, if any is
+/// close enough: the same but for case, or one or two edits away (one for
+/// names of three letters or fewer).
+fn suggest(name: &str, candidates: &[&'static str]) -> Option<&'static str> {
     let upper = name.to_ascii_uppercase();
-    let candidates = OpKind::ALL.map(OpKind::name);
     if let Some(exact) = candidates.iter().find(|c| **c == upper) {
         return Some(exact);
     }
     candidates
-        .into_iter()
-        .map(|c| (strsim::osa_distance(&upper, c), c))
+        .iter()
+        .map(|c| (strsim::osa_distance(&upper, c), *c))
         .filter(|(d, c)| *d <= if c.len() <= 3 { 1 } else { 2 })
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+fn did_you_mean(name: &str, meant: &str) -> String {
+    if meant.eq_ignore_ascii_case(name) {
+        format!("did you mean {meant}? Marker names are case-sensitive")
+    } else {
+        format!("did you mean {meant}?")
+    }
 }
 
 #[cfg(test)]
@@ -756,9 +901,9 @@ mod tests {
             run("<---WRITE file=\"a\"--->\n<---REPLACE--->\n<---SEARCH x--->\n<---END--->");
         assert_eq!(content(&ops[0]), "<---REPLACE--->\n<---SEARCH x--->");
         assert_eq!(d, [(K::MarkerInContent, 3, 1)]);
-        // END inside TO text is content; the hint explains it.
+        // END inside TO text is content, with a warning; the hint explains it.
         let (_, d) = run("<---SEARCH file=\"f\"--->\na\n<---TO--->\nb\n<---END--->");
-        assert_eq!(d, [(K::Unterminated, 1, 1)]);
+        assert_eq!(d, [(K::MarkerInContent, 5, 1), (K::Unterminated, 1, 1)]);
     }
 
     #[test]
@@ -804,12 +949,46 @@ mod tests {
 
     #[test]
     fn suggestions_cover_typos_and_case() {
-        assert_eq!(suggest("WRTIE"), Some("WRITE"));
-        assert_eq!(suggest("write"), Some("WRITE"));
-        assert_eq!(suggest("SERACH"), Some("SEARCH"));
-        assert_eq!(suggest("TASK"), Some("TASKS"));
-        assert_eq!(suggest("RUNN"), Some("RUN"));
-        assert_eq!(suggest("NOTE"), None);
-        assert_eq!(suggest("INVALID"), None);
+        let s = |n| suggest(n, &ALL_NAMES);
+        assert_eq!(s("WRTIE"), Some("WRITE"));
+        assert_eq!(s("write"), Some("WRITE"));
+        assert_eq!(s("SERACH"), Some("SEARCH"));
+        assert_eq!(s("TASK"), Some("TASKS"));
+        assert_eq!(s("RUNN"), Some("RUN"));
+        assert_eq!(s("end"), Some("END"));
+        assert_eq!(s("REPLCE"), Some("REPLACE"));
+        assert_eq!(s("NOTE"), None);
+        assert_eq!(s("INVALID"), None);
+    }
+
+    #[test]
+    fn misspelt_end_in_content_is_named_by_the_unterminated_hint() {
+        let mut diags = Vec::new();
+        parse(
+            "<---WRITE file=\"a\"--->\nx\n<---end--->\nprose\n",
+            &Delimiters::default(),
+            &mut diags,
+        );
+        let kinds: Vec<_> = diags.iter().map(|d| (d.kind, d.line)).collect();
+        assert_eq!(kinds, [(K::MarkerInContent, 3), (K::Unterminated, 1)]);
+        assert!(
+            diags[1]
+                .hint
+                .as_deref()
+                .unwrap()
+                .starts_with("line 3 looks like a misspelt END")
+        );
+    }
+
+    #[test]
+    fn marker_line_errors_belong_to_the_task_they_open() {
+        let mut diags = Vec::new();
+        parse(
+            "<---RUN--->\nls\n<---END--->\n<---WRITE file=x--->\n<---END--->",
+            &Delimiters::default(),
+            &mut diags,
+        );
+        assert_eq!(diags[0].kind, K::UnquotedValue);
+        assert_eq!(diags[0].task.map(|t| t.to_string()).as_deref(), Some("2"));
     }
 }

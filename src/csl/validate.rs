@@ -7,14 +7,27 @@
 //! skipped. The messages are the spec's, word for word.
 
 use super::ast::{Attr, Body, OpKind, Operation};
-use super::diagnostic::{Diagnostic, DiagnosticKind as K};
+use std::collections::HashSet;
+
+use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
 
 /// Appends the semantic diagnostics of `ops` (and their children) to `diags`.
+///
+/// An operation whose marker line has a fatal error is not checked: its
+/// attributes were not all read, and "Missing required attribute 'file'"
+/// for a badly quoted `file` would be false.
 pub fn validate(src: &str, ops: &[Operation<'_>], diags: &mut Vec<Diagnostic>) {
-    for op in ops {
-        validate_one(src, op, diags);
-        for child in op.children() {
-            validate_one(src, child, diags);
+    let broken: HashSet<u32> = diags
+        .iter()
+        .filter(|d| d.severity() == Severity::Fatal)
+        .map(|d| d.line)
+        .collect();
+    let all = ops
+        .iter()
+        .flat_map(|op| std::iter::once(op).chain(op.children()));
+    for op in all {
+        if !broken.contains(&op.line) {
+            validate_one(src, op, diags);
         }
     }
 }
