@@ -16,6 +16,8 @@
 //! Built so far: phases 1–2 (`git clada parse`, `git clada prompt`). The
 //! other subcommands exist on the command line and say they are not built.
 
+pub mod apply;
 pub mod cli;
 pub mod csl;
 pub mod git;
+pub mod plan;

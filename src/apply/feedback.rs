@@ -1,0 +1,528 @@
+//! What to tell the model when its SEARCH pattern matches nothing.
+//!
+//! Owns the search for the region of the file closest to the pattern, the
+//! naming of the differences (indentation, tabs vs spaces, trailing
+//! whitespace, Unicode look-alikes) and the "replacement already present"
+//! check. Its cost is bounded whatever the input: candidate regions come
+//! from votes of lines shared with the pattern (lines frequent in the file
+//! do not vote), at most a few candidates are scored, and the fallback scan
+//! for a pattern that shares no line with the file has a fixed budget.
+
+use std::collections::HashMap;
+
+/// How many candidate regions are scored with a real diff.
+const CANDIDATES: usize = 3;
+/// A file line that occurs more often than this is too common to vote.
+const MAX_OCCURRENCES: usize = 32;
+/// Character comparisons allowed in the fallback scan.
+const FALLBACK_BUDGET: usize = 4_000_000;
+/// Similarity below which a region is not worth showing.
+const MIN_SIMILARITY: f32 = 0.3;
+/// Diff lines shown at most.
+const MAX_DIFF_LINES: usize = 24;
+
+/// The help for a pattern with no exact match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feedback {
+    pub closest: Option<Closest>,
+    /// First line where the replacement text already stands, if it does.
+    pub already_present: Option<u32>,
+}
+
+/// The region of the file most like the pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closest {
+    /// 1-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// 0.0–1.0: mean edit similarity of the aligned lines.
+    pub similarity: f32,
+    pub differences: Vec<Difference>,
+    /// Pattern lines (`-`) against file lines (`+`), changed lines only.
+    pub diff: Vec<String>,
+}
+
+/// One kind of difference between a pattern line and the file line it
+/// lines up with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difference {
+    /// Same text, different leading whitespace.
+    Indentation {
+        line: u32,
+    },
+    /// Leading whitespace is tabs on one side and spaces on the other.
+    TabsVsSpaces {
+        line: u32,
+        file_uses_tabs: bool,
+    },
+    TrailingWhitespace {
+        line: u32,
+    },
+    /// A character that looks like another: the file has `found` where the
+    /// pattern has `expected` (or the reverse, `in_pattern`).
+    LookAlike {
+        line: u32,
+        found: char,
+        expected: char,
+        in_pattern: bool,
+    },
+}
+
+impl Difference {
+    pub fn describe(&self) -> String {
+        match *self {
+            Difference::Indentation { line } => {
+                format!("line {line}: indentation differs")
+            }
+            Difference::TabsVsSpaces {
+                line,
+                file_uses_tabs,
+            } => {
+                let (file, yours) = if file_uses_tabs {
+                    ("tabs", "spaces")
+                } else {
+                    ("spaces", "tabs")
+                };
+                format!("line {line}: the file indents with {file}, your pattern with {yours}")
+            }
+            Difference::TrailingWhitespace { line } => {
+                format!("line {line}: trailing whitespace differs")
+            }
+            Difference::LookAlike {
+                line,
+                found,
+                expected,
+                in_pattern,
+            } => {
+                let (where_, other) = if in_pattern {
+                    ("your pattern has", "the file has")
+                } else {
+                    ("the file has", "your pattern has")
+                };
+                format!(
+                    "line {line}: {where_} {} where {other} {}",
+                    describe_char(found),
+                    describe_char(expected)
+                )
+            }
+        }
+    }
+}
+
+fn describe_char(c: char) -> String {
+    let name = match c {
+        '\u{2018}' | '\u{2019}' => "curly quote",
+        '\u{201C}' | '\u{201D}' => "curly double quote",
+        '\u{00A0}' => "non-breaking space",
+        '\u{2013}' => "en dash",
+        '\u{2014}' => "em dash",
+        '\u{2212}' => "minus sign",
+        '\u{200B}' => "zero-width space",
+        '\u{2026}' => "ellipsis",
+        '\t' => return "a tab".to_string(),
+        ' ' => return "a space".to_string(),
+        c if c.is_ascii() => return format!("'{c}'"),
+        _ => "look-alike",
+    };
+    format!("{name} '{c}' (U+{:04X})", c as u32)
+}
+
+/// The ASCII character a look-alike stands for, if `c` is one.
+fn ascii_twin(c: char) -> Option<char> {
+    Some(match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{2032}' | '\u{00B4}' | '\u{0060}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{2033}' => '"',
+        '\u{00A0}' | '\u{2002}' | '\u{2003}' | '\u{2007}' | '\u{2009}' | '\u{200A}'
+        | '\u{202F}' => ' ',
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2212}' => '-',
+        _ => return None,
+    })
+}
+
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{FEFF}' | '\u{2060}'
+    )
+}
+
+/// A line reduced to what a model is likely to get right: trimmed, runs of
+/// whitespace collapsed, look-alikes as ASCII, invisible characters gone.
+fn canonical(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut space = false;
+    for c in line.trim().chars() {
+        if is_invisible(c) {
+            continue;
+        }
+        let c = ascii_twin(c).unwrap_or(c);
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    out
+}
+
+/// Builds the feedback for `pattern` (LF text) that has no exact match in
+/// `file` (LF-normalised text).
+pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
+    let already_present = (!replacement.trim().is_empty())
+        .then(|| file.find(replacement))
+        .flatten()
+        .map(|at| 1 + file[..at].matches('\n').count() as u32);
+    Feedback {
+        closest: closest(file, pattern),
+        already_present,
+    }
+}
+
+fn closest(file: &str, pattern: &str) -> Option<Closest> {
+    let file_lines: Vec<&str> = file.split('\n').collect();
+    let pat_lines: Vec<&str> = pattern.split('\n').collect();
+    let n = pat_lines.len();
+    let starts = candidate_starts(&file_lines, &pat_lines);
+    let mut best: Option<(f32, usize)> = None;
+    for start in starts {
+        let end = (start + n).min(file_lines.len());
+        let ratio = similarity(&pat_lines, &file_lines[start..end]);
+        if best.is_none_or(|(r, _)| ratio > r) {
+            best = Some((ratio, start));
+        }
+    }
+    let (similarity, start) = best?;
+    if similarity < MIN_SIMILARITY {
+        return None;
+    }
+    let end = (start + n).min(file_lines.len());
+    let region = &file_lines[start..end];
+    Some(Closest {
+        start_line: start as u32 + 1,
+        end_line: end as u32,
+        similarity,
+        differences: differences(&pat_lines, region, start as u32 + 1),
+        diff: compact_diff(pattern, &region.join("\n"), start as u32 + 1),
+    })
+}
+
+/// Mean edit similarity of aligned lines (0.0–1.0); lines are compared on
+/// their first 160 characters to bound the cost.
+fn similarity(pattern: &[&str], region: &[&str]) -> f32 {
+    const CAP: usize = 160;
+    let cut = |l: &str| -> String { l.chars().take(CAP).collect() };
+    let total: f64 = pattern
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match region.get(i) {
+            Some(f) if p == f => 1.0,
+            Some(f) => strsim::normalized_levenshtein(&cut(p), &cut(f)),
+            None => 0.0,
+        })
+        .sum();
+    (total / pattern.len().max(1) as f64) as f32
+}
+
+/// Region starts worth scoring, best first.
+fn candidate_starts(file_lines: &[&str], pat_lines: &[&str]) -> Vec<usize> {
+    let mut index: HashMap<String, Vec<usize>> = HashMap::new();
+    let wanted: HashMap<String, ()> = pat_lines
+        .iter()
+        .map(|l| canonical(l))
+        .filter(|c| !c.is_empty())
+        .map(|c| (c, ()))
+        .collect();
+    for (j, line) in file_lines.iter().enumerate() {
+        let c = canonical(line);
+        if wanted.contains_key(&c) {
+            let list = index.entry(c).or_default();
+            if list.len() <= MAX_OCCURRENCES {
+                list.push(j);
+            }
+        }
+    }
+    let mut votes: HashMap<usize, u32> = HashMap::new();
+    for (i, line) in pat_lines.iter().enumerate() {
+        let Some(list) = index.get(&canonical(line)) else {
+            continue;
+        };
+        if list.len() > MAX_OCCURRENCES {
+            continue;
+        }
+        for &j in list {
+            if j >= i {
+                *votes.entry(j - i).or_default() += 1;
+            }
+        }
+    }
+    if votes.is_empty() {
+        return fallback_starts(file_lines, pat_lines);
+    }
+    let mut ranked: Vec<(usize, u32)> = votes.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+        .into_iter()
+        .take(CANDIDATES)
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// When no line is shared, compare the first non-blank pattern line with
+/// file lines by edit similarity, within a fixed budget.
+fn fallback_starts(file_lines: &[&str], pat_lines: &[&str]) -> Vec<usize> {
+    let Some((offset, first)) = pat_lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i, canonical(l)))
+        .find(|(_, c)| !c.is_empty())
+    else {
+        return Vec::new();
+    };
+    let first: Vec<char> = first.chars().take(200).collect();
+    let mut spent = 0usize;
+    let mut scored: Vec<(f64, usize)> = Vec::new();
+    for (j, line) in file_lines.iter().enumerate() {
+        if j < offset {
+            continue;
+        }
+        let c: Vec<char> = canonical(line).chars().take(200).collect();
+        if c.is_empty() || c.len() * 2 < first.len() || first.len() * 2 < c.len() {
+            continue;
+        }
+        spent += c.len() * first.len();
+        if spent > FALLBACK_BUDGET {
+            break;
+        }
+        let a: String = first.iter().collect();
+        let b: String = c.iter().collect();
+        scored.push((strsim::normalized_levenshtein(&a, &b), j - offset));
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(CANDIDATES)
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// Names the differences between aligned pattern and region lines.
+fn differences(pattern: &[&str], region: &[&str], first_line: u32) -> Vec<Difference> {
+    let mut out = Vec::new();
+    for (i, (p, f)) in pattern.iter().zip(region).enumerate() {
+        let line = first_line + i as u32;
+        if p == f {
+            continue;
+        }
+        let (p_lead, f_lead) = (leading(p), leading(f));
+        let (p_trail, f_trail) = (&p[p.trim_end().len()..], &f[f.trim_end().len()..]);
+        let same_text = p.trim() == f.trim();
+        if same_text && p_lead != f_lead {
+            if p_lead.contains('\t') != f_lead.contains('\t') {
+                out.push(Difference::TabsVsSpaces {
+                    line,
+                    file_uses_tabs: f_lead.contains('\t'),
+                });
+            } else {
+                out.push(Difference::Indentation { line });
+            }
+        }
+        if same_text && p_trail != f_trail {
+            out.push(Difference::TrailingWhitespace { line });
+        }
+        for (pc, fc) in p
+            .trim()
+            .chars()
+            .zip(f.trim().chars())
+            .filter(|(a, b)| a != b)
+        {
+            match (ascii_twin(pc), ascii_twin(fc)) {
+                (None, Some(twin)) if twin == pc => out.push(Difference::LookAlike {
+                    line,
+                    found: fc,
+                    expected: pc,
+                    in_pattern: false,
+                }),
+                (Some(twin), None) if twin == fc => out.push(Difference::LookAlike {
+                    line,
+                    found: pc,
+                    expected: fc,
+                    in_pattern: true,
+                }),
+                _ => {}
+            }
+        }
+        for c in f.chars().filter(|c| is_invisible(*c)) {
+            out.push(Difference::LookAlike {
+                line,
+                found: c,
+                expected: ' ',
+                in_pattern: false,
+            });
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn leading(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// Changed lines of pattern vs region, `-` for the pattern, `+` for the
+/// file with its line number; tabs and trailing spaces made visible.
+fn compact_diff(pattern: &str, region: &str, first_line: u32) -> Vec<String> {
+    let diff = similar::TextDiff::from_lines(pattern, region);
+    let mut out = Vec::new();
+    for change in diff.iter_all_changes() {
+        let line = change.value().trim_end_matches('\n');
+        let shown = visible(line);
+        let entry = match change.tag() {
+            similar::ChangeTag::Equal => continue,
+            similar::ChangeTag::Delete => format!("-      {shown}"),
+            similar::ChangeTag::Insert => {
+                let n = first_line + change.new_index().unwrap_or(0) as u32;
+                format!("+{n:>5} {shown}")
+            }
+        };
+        if out.len() == MAX_DIFF_LINES {
+            out.push("  … (diff cut short)".to_string());
+            break;
+        }
+        out.push(entry);
+    }
+    out
+}
+
+/// Tabs as `→`, trailing spaces as `·`, so the model can see them.
+fn visible(line: &str) -> String {
+    let body = line.trim_end_matches(' ');
+    let mut out = String::with_capacity(line.len());
+    for c in body.chars() {
+        if c == '\t' {
+            out.push('→');
+        } else {
+            out.push(c);
+        }
+    }
+    for _ in body.len()..line.len() {
+        out.push('·');
+    }
+    out
+}
+
+impl Feedback {
+    /// Detail lines for the report, most useful first.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match &self.closest {
+            Some(c) => {
+                out.push(format!(
+                    "closest to your pattern: lines {}-{} ({:.0}% similar)",
+                    c.start_line,
+                    c.end_line,
+                    c.similarity * 100.0
+                ));
+                for d in &c.differences {
+                    out.push(format!("  {}", d.describe()));
+                }
+                if !c.diff.is_empty() {
+                    out.push("  your pattern (-) against the file (+, with line numbers; → is a tab, · a trailing space):".to_string());
+                    out.extend(c.diff.iter().map(|l| format!("  {l}")));
+                }
+            }
+            None => out.push(
+                "no region of the file resembles your pattern: check the file name, or read the file again before editing it".to_string(),
+            ),
+        }
+        if let Some(line) = self.already_present {
+            out.push(format!(
+                "the replacement text is already present at line {line}: this edit may have been applied already"
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_region_and_names_tabs_vs_spaces() {
+        let file = "fn a() {\n\tlet x = 1;\n\tx\n}\n\nfn b() {}\n";
+        let fb = feedback(file, "fn a() {\n    let x = 1;\n    x\n}", "new");
+        let c = fb.closest.expect("a closest region");
+        assert_eq!((c.start_line, c.end_line), (1, 4));
+        assert!(
+            c.differences.contains(&Difference::TabsVsSpaces {
+                line: 2,
+                file_uses_tabs: true
+            }),
+            "{:?}",
+            c.differences
+        );
+        assert_eq!(fb.already_present, None);
+    }
+
+    #[test]
+    fn names_curly_quotes_and_non_breaking_spaces() {
+        let file = "a\nprint(\u{201C}hi\u{201D})\nx\u{00A0}= 1\nb\n";
+        let c = feedback(file, "print(\"hi\")\nx = 1", "")
+            .closest
+            .expect("closest");
+        assert_eq!((c.start_line, c.end_line), (2, 3));
+        let found: Vec<char> = c
+            .differences
+            .iter()
+            .filter_map(|d| match d {
+                Difference::LookAlike { found, .. } => Some(*found),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(found, ['\u{201C}', '\u{201D}', '\u{00A0}']);
+    }
+
+    #[test]
+    fn names_trailing_whitespace_and_indentation() {
+        let file = "x = 1   \n  y = 2\n";
+        let c = feedback(file, "x = 1\n    y = 2", "")
+            .closest
+            .expect("closest");
+        assert!(
+            c.differences
+                .contains(&Difference::TrailingWhitespace { line: 1 }),
+            "{:?}",
+            c.differences
+        );
+        assert!(
+            c.differences.contains(&Difference::Indentation { line: 2 }),
+            "{:?}",
+            c.differences
+        );
+    }
+
+    #[test]
+    fn reports_a_replacement_that_is_already_there() {
+        let fb = feedback("a\nnew_call()\n", "old_call()", "new_call()");
+        assert_eq!(fb.already_present, Some(2));
+    }
+
+    #[test]
+    fn a_pattern_sharing_no_line_falls_back_to_edit_similarity() {
+        let file = "alpha\nconst valeu = compute(1);\nomega\n";
+        let c = feedback(file, "const value = compute(1);", "")
+            .closest
+            .expect("closest");
+        assert_eq!(c.start_line, 2);
+    }
+
+    #[test]
+    fn nothing_alike_gives_no_region() {
+        let fb = feedback("aaaa\nbbbb\n", "completely different text here", "");
+        assert_eq!(fb.closest, None);
+    }
+}

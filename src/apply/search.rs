@@ -1,0 +1,384 @@
+//! SEARCH: exact, counted, non-overlapping replacement (apply.md §5).
+//!
+//! Owns matching (plain and range), the count rule, the opt-in whitespace
+//! mode and the errors a model can act on. Works on bytes: the file need
+//! not be valid UTF-8 to be edited, only free of NUL bytes (text).
+
+use std::ops::Range;
+
+use crate::csl::validate::Count;
+
+use super::feedback::{Feedback, feedback};
+use super::text::{Text, is_binary};
+
+/// How a pattern may match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MatchMode {
+    /// Byte for byte (after line-end normalisation). The default.
+    #[default]
+    Exact,
+    /// Also a unique match of whole lines that differ only in leading or
+    /// trailing whitespace; the replacement is re-indented to fit.
+    Whitespace,
+}
+
+/// One SEARCH to carry out.
+#[derive(Debug, Clone, Copy)]
+pub struct Search<'a> {
+    pub pattern: &'a str,
+    pub to: Option<&'a str>,
+    pub replacement: &'a str,
+    pub count: Count,
+    pub mode: MatchMode,
+}
+
+/// A successful SEARCH.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replaced {
+    /// The new file content.
+    pub bytes: Vec<u8>,
+    /// 1-based line where each replaced match started.
+    pub lines: Vec<u32>,
+    /// Set when the match needed `--match whitespace`: how it differed.
+    pub whitespace_note: Option<String>,
+}
+
+/// Why a SEARCH failed; each says what was expected and what was found.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    #[error("binary_file: the file contains NUL bytes; SEARCH edits text files only")]
+    Binary,
+    #[error("match_count_mismatch: found {}, expected {}", matches_text(.found.len()), expected_text(.expected))]
+    Count {
+        expected: Count,
+        /// Line of every match found.
+        found: Vec<u32>,
+        /// Help when nothing matched.
+        feedback: Option<Box<Feedback>>,
+    },
+    #[error(
+        "match_count_mismatch: the range starting at line {line} has no end: the TO text does not occur after it"
+    )]
+    RangeWithoutEnd { line: u32 },
+}
+
+impl SearchError {
+    /// The stable error type (apply.md §2).
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            SearchError::Binary => "binary_file",
+            _ => "match_count_mismatch",
+        }
+    }
+}
+
+fn matches_text(n: usize) -> String {
+    match n {
+        0 => "no match".to_string(),
+        1 => "1 match".to_string(),
+        n => format!("{n} matches"),
+    }
+}
+
+fn expected_text(count: &Count) -> String {
+    match count {
+        Count::All => "at least 1 (count=\"all\")".to_string(),
+        Count::Exactly(n) => n.to_string(),
+    }
+}
+
+/// Runs `search` on `file` and returns the new content or why it failed.
+pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError> {
+    if is_binary(file) {
+        return Err(SearchError::Binary);
+    }
+    let text = Text::new(file);
+    let ranges = find(
+        text.norm(),
+        search.pattern.as_bytes(),
+        search.to.map(str::as_bytes),
+    )
+    .map_err(|at| SearchError::RangeWithoutEnd {
+        line: text.line_of(at),
+    })?;
+    let count_ok = match search.count {
+        Count::All => !ranges.is_empty(),
+        Count::Exactly(n) => ranges.len() == n as usize,
+    };
+    if count_ok {
+        let with = text.with_file_endings(search.replacement);
+        let edits: Vec<(Range<usize>, Vec<u8>)> =
+            ranges.iter().map(|r| (r.clone(), with.clone())).collect();
+        return Ok(Replaced {
+            bytes: text.splice(&edits),
+            lines: ranges.iter().map(|r| text.line_of(r.start)).collect(),
+            whitespace_note: None,
+        });
+    }
+    let unique_wanted = matches!(search.count, Count::All | Count::Exactly(1));
+    if ranges.is_empty()
+        && search.mode == MatchMode::Whitespace
+        && search.to.is_none()
+        && unique_wanted
+        && let Some(done) = whitespace_match(&text, search)
+    {
+        return Ok(done);
+    }
+    let feedback = ranges.is_empty().then(|| {
+        let norm = String::from_utf8_lossy(text.norm());
+        Box::new(feedback(&norm, search.pattern, search.replacement))
+    });
+    Err(SearchError::Count {
+        expected: search.count,
+        found: ranges.iter().map(|r| text.line_of(r.start)).collect(),
+        feedback,
+    })
+}
+
+/// Non-overlapping matches, left to right. With `to`, each match runs from
+/// an occurrence of `pattern` through the first occurrence of `to` that
+/// begins at or after the pattern's end. `Err(offset)`: a range start with
+/// no end.
+fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize>>, usize> {
+    let mut out = Vec::new();
+    if pattern.is_empty() {
+        return Ok(out);
+    }
+    let starts = memchr::memmem::Finder::new(pattern);
+    let ends = to.map(memchr::memmem::Finder::new);
+    let mut pos = 0;
+    while let Some(i) = starts.find(&hay[pos..]) {
+        let start = pos + i;
+        let mut end = start + pattern.len();
+        if let Some(ends) = &ends {
+            match ends.find(&hay[end..]) {
+                Some(j) => end += j + ends.needle().len(),
+                None => return Err(start),
+            }
+        }
+        out.push(start..end);
+        pos = end;
+    }
+    Ok(out)
+}
+
+/// `--match whitespace`: the pattern's lines, trimmed, equal a unique run of
+/// the file's lines, trimmed. Replaces those whole lines with the
+/// replacement re-indented by the same offset.
+fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Option<Replaced> {
+    let norm = std::str::from_utf8(text.norm()).ok()?;
+    let pattern: Vec<&str> = search.pattern.split('\n').collect();
+    // Line start offsets of the file.
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', norm.as_bytes()).map(|i| i + 1));
+    let lines: Vec<&str> = norm.split('\n').collect();
+    let n = pattern.len();
+    if n > lines.len() {
+        return None;
+    }
+    let mut found = None;
+    for s in 0..=lines.len() - n {
+        if (0..n).all(|k| lines[s + k].trim() == pattern[k].trim()) {
+            if found.is_some() {
+                return None; // not unique
+            }
+            found = Some(s);
+        }
+    }
+    let s = found?;
+    let first = (0..n).find(|&k| !pattern[k].trim().is_empty())?;
+    let from = leading(pattern[first]);
+    let to = leading(lines[s + first]);
+    let reindented: Vec<String> = search
+        .replacement
+        .split('\n')
+        .map(|l| match l.strip_prefix(from) {
+            Some(rest) if !l.trim().is_empty() => format!("{to}{rest}"),
+            _ => l.to_string(),
+        })
+        .collect();
+    let replacement = reindented.join("\n");
+    let start = starts[s];
+    let end = starts[s + n - 1] + lines[s + n - 1].len();
+    let note = format!(
+        "matched with --match whitespace at lines {}-{}: leading/trailing whitespace differs from your pattern; the replacement was re-indented from {:?} to {:?}",
+        s + 1,
+        s + n,
+        from,
+        to
+    );
+    Some(Replaced {
+        bytes: text.splice(&[(start..end, text.with_file_endings(&replacement))]),
+        lines: vec![s as u32 + 1],
+        whitespace_note: Some(note),
+    })
+}
+
+fn leading(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(
+        file: &str,
+        pattern: &str,
+        to: Option<&str>,
+        replacement: &str,
+        count: Count,
+    ) -> Result<String, SearchError> {
+        let s = Search {
+            pattern,
+            to,
+            replacement,
+            count,
+            mode: MatchMode::Exact,
+        };
+        search(file.as_bytes(), &s).map(|r| String::from_utf8(r.bytes).unwrap())
+    }
+
+    const ONE: Count = Count::Exactly(1);
+
+    #[test]
+    fn replaces_exactly_one_match() {
+        assert_eq!(
+            run("a\nold\nb\n", "old", None, "new", ONE).unwrap(),
+            "a\nnew\nb\n"
+        );
+    }
+
+    #[test]
+    fn count_mismatch_lists_the_lines_of_every_match() {
+        let err = run("x\nold\nold\n", "old", None, "new", ONE).unwrap_err();
+        assert_eq!(
+            err,
+            SearchError::Count {
+                expected: ONE,
+                found: vec![2, 3],
+                feedback: None
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "match_count_mismatch: found 2 matches, expected 1"
+        );
+        assert_eq!(
+            run("old old", "old", None, "n", Count::Exactly(2)).unwrap(),
+            "n n"
+        );
+        assert_eq!(
+            run("old old old", "old", None, "n", Count::All).unwrap(),
+            "n n n"
+        );
+    }
+
+    #[test]
+    fn matches_do_not_overlap() {
+        assert_eq!(run("aaaa", "aa", None, "b", Count::All).unwrap(), "bb");
+        assert!(run("aaa", "aa", None, "b", Count::Exactly(2)).is_err());
+    }
+
+    #[test]
+    fn crlf_bom_and_tabs_are_preserved_byte_for_byte() {
+        let file = "\u{feff}a\r\n\told line\r\n\tnext\r\nz";
+        let out = run(file, "\told line\n\tnext", None, "\tnew line\n\tnext", ONE).unwrap();
+        assert_eq!(out, "\u{feff}a\r\n\tnew line\r\n\tnext\r\nz");
+    }
+
+    #[test]
+    fn range_runs_from_pattern_through_the_first_to_after_it() {
+        let file = "def f(\n  a)\n  return a\nend\ndef g(\n  return b\n";
+        let out = run(
+            file,
+            "def f(",
+            Some("return a"),
+            "def f():\n  return 1",
+            ONE,
+        )
+        .unwrap();
+        assert_eq!(out, "def f():\n  return 1\nend\ndef g(\n  return b\n");
+        let err = run("start\nno end here\n", "start", Some("finish"), "x", ONE).unwrap_err();
+        assert_eq!(err, SearchError::RangeWithoutEnd { line: 1 });
+    }
+
+    #[test]
+    fn empty_replacement_deletes() {
+        assert_eq!(
+            run("keep\ndrop\nkeep\n", "drop\n", None, "", ONE).unwrap(),
+            "keep\nkeep\n"
+        );
+    }
+
+    #[test]
+    fn no_match_comes_with_feedback() {
+        let err = run(
+            "fn a() {\n\tbody();\n}\n",
+            "fn a() {\n    body();\n}",
+            None,
+            "x",
+            ONE,
+        )
+        .unwrap_err();
+        let SearchError::Count {
+            found,
+            feedback: Some(fb),
+            ..
+        } = err
+        else {
+            panic!()
+        };
+        assert!(found.is_empty());
+        assert_eq!(fb.closest.unwrap().start_line, 1);
+    }
+
+    #[test]
+    fn binary_files_are_refused() {
+        let s = Search {
+            pattern: "a",
+            to: None,
+            replacement: "b",
+            count: ONE,
+            mode: MatchMode::Exact,
+        };
+        assert_eq!(search(b"a\0b", &s), Err(SearchError::Binary));
+    }
+
+    #[test]
+    fn whitespace_mode_accepts_a_unique_reindented_match() {
+        let file = "class A:\n\tdef f(self):\n\t\treturn 1\n";
+        let s = Search {
+            pattern: "def f(self):\n    return 1",
+            to: None,
+            replacement: "def f(self):\n    return 2",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        let r = search(file.as_bytes(), &s).unwrap();
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "class A:\n\tdef f(self):\n\t    return 2\n"
+        );
+        assert!(r.whitespace_note.is_some());
+        // Exact mode refuses the same edit.
+        let exact = Search {
+            mode: MatchMode::Exact,
+            ..s
+        };
+        assert!(search(file.as_bytes(), &exact).is_err());
+    }
+
+    #[test]
+    fn whitespace_mode_needs_a_unique_match() {
+        let file = "  x = 1\n    x = 1\n";
+        let s = Search {
+            pattern: "x = 1",
+            to: None,
+            replacement: "y",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        assert!(search(file.as_bytes(), &s).is_err());
+    }
+}
