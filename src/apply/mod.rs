@@ -5,8 +5,9 @@
 //! transaction code reads a file, calls in here, and writes the result.
 //!
 //! Built so far: SEARCH (`search`), with its line-ending model (`text`) and
-//! the no-match feedback (`feedback`).
+//! the no-match feedback (`feedback`); WRITE content rules (`write`).
 
 pub mod feedback;
 pub mod search;
 pub mod text;
+pub mod write;

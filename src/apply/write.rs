@@ -1,0 +1,232 @@
+//! WRITE: the bytes a file gets (apply.md §4).
+//!
+//! Owns content rules only: final newline, keeping an overwritten file's
+//! line-ending style, append on a new line, and the lazy-placeholder guard.
+//! Parent directories, modes (executable bit kept, new files 0644) and
+//! paths belong to the tree the caller writes into.
+
+use super::text::{LineEnding, Text};
+
+/// How to write.
+#[derive(Debug, Clone, Copy)]
+pub struct Write<'a> {
+    /// The WRITE content (LF line ends, as parsed).
+    pub content: &'a str,
+    pub append: bool,
+    /// Add `\n` to non-empty content that lacks one (`clada.finalNewline`).
+    pub final_newline: bool,
+}
+
+/// A WRITE refused by the placeholder guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placeholder {
+    /// 1-based line of the placeholder in the WRITE content.
+    pub line: u32,
+    /// The line, trimmed.
+    pub text: String,
+}
+
+/// The new bytes of the file, given its current bytes (`None`: new file).
+pub fn write(existing: Option<&[u8]>, w: &Write<'_>) -> Result<Vec<u8>, Placeholder> {
+    let mut content = w.content.to_string();
+    if w.final_newline && !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    let Some(old) = existing else {
+        return Ok(content.into_bytes());
+    };
+    let text = Text::new(old);
+    if w.append {
+        let mut out = old.to_vec();
+        let ends_open = !old.is_empty() && !matches!(old.last(), Some(b'\n' | b'\r'));
+        if ends_open && !content.is_empty() {
+            out.extend_from_slice(text.ending.as_bytes());
+        }
+        out.extend_from_slice(&text.with_file_endings(&content));
+        return Ok(out);
+    }
+    if let Some(found) = placeholder(&content, old) {
+        return Err(found);
+    }
+    Ok(match text.ending {
+        LineEnding::Lf => content.into_bytes(),
+        _ => text.with_file_endings(&content),
+    })
+}
+
+/// The first elision placeholder in `content` that the old file does not
+/// have, when the new content is also shorter: the classic way a model
+/// deletes code ("// ... existing code ...").
+fn placeholder(content: &str, old: &[u8]) -> Option<Placeholder> {
+    if content.len() >= old.len() {
+        return None;
+    }
+    let old = String::from_utf8_lossy(old);
+    content.split('\n').enumerate().find_map(|(i, line)| {
+        let trimmed = line.trim();
+        (is_placeholder(trimmed) && !old.lines().any(|o| o.trim() == trimmed)).then(|| {
+            Placeholder {
+                line: i as u32 + 1,
+                text: trimmed.to_string(),
+            }
+        })
+    })
+}
+
+/// Phrases that, in a comment, say "code left out here".
+const PHRASES: &[&str] = &[
+    "existing code",
+    "rest of the file",
+    "rest of file",
+    "rest of the code",
+    "rest of the function",
+    "rest of the class",
+    "rest of the implementation",
+    "rest unchanged",
+    "remains unchanged",
+    "remain unchanged",
+    "unchanged code",
+    "stays the same",
+    "remains the same",
+    "remain the same",
+    "same as before",
+    "omitted for brevity",
+    "previous code",
+    "existing implementation",
+    "existing methods",
+    "existing imports",
+    "other methods",
+    "keep existing",
+];
+
+/// Words that, next to an ellipsis in a comment, say the same.
+const WORDS: &[&str] = &[
+    "existing",
+    "rest",
+    "unchanged",
+    "same",
+    "previous",
+    "omitted",
+    "remaining",
+    "code",
+    "other",
+];
+
+/// Whether a trimmed line is an elision placeholder: a comment (`//`, `#`,
+/// `/* */`, `<!-- -->`, `--`, `;`) that names left-out code, holds only an
+/// ellipsis, or has an ellipsis next to such a word. A bare `...` outside a
+/// comment (valid Python) is not one.
+fn is_placeholder(line: &str) -> bool {
+    const OPENERS: &[&str] = &["//", "#", "/*", "<!--", "--", ";", "{/*", "*"];
+    let Some(body) = OPENERS.iter().find_map(|o| line.strip_prefix(o)) else {
+        return false;
+    };
+    let body = body.to_lowercase();
+    if PHRASES.iter().any(|p| body.contains(p)) {
+        return true;
+    }
+    let ellipsis = body.contains("...") || body.contains('…');
+    // A comment that is nothing but an ellipsis: `// ...`, `<!-- ... -->`.
+    let bare = body
+        .trim()
+        .trim_end_matches("-->")
+        .trim_end_matches("*/}")
+        .trim_end_matches("*/")
+        .trim();
+    ellipsis && (matches!(bare, "..." | "…") || WORDS.iter().any(|w| body.contains(w)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(content: &str) -> Write<'_> {
+        Write {
+            content,
+            append: false,
+            final_newline: true,
+        }
+    }
+
+    fn text(r: Result<Vec<u8>, Placeholder>) -> String {
+        String::from_utf8(r.expect("written")).unwrap()
+    }
+
+    #[test]
+    fn new_files_get_a_final_newline_unless_turned_off() {
+        assert_eq!(text(write(None, &w("a\nb"))), "a\nb\n");
+        assert_eq!(text(write(None, &w("a\n"))), "a\n");
+        assert_eq!(text(write(None, &w(""))), "");
+        let off = Write {
+            final_newline: false,
+            ..w("a")
+        };
+        assert_eq!(text(write(None, &off)), "a");
+    }
+
+    #[test]
+    fn overwriting_keeps_crlf() {
+        assert_eq!(
+            text(write(Some(b"old\r\nfile\r\n"), &w("new\ncontent"))),
+            "new\r\ncontent\r\n"
+        );
+    }
+
+    #[test]
+    fn appended_text_starts_on_a_new_line() {
+        let a = |old: &[u8], c| {
+            text(write(
+                Some(old),
+                &Write {
+                    append: true,
+                    ..w(c)
+                },
+            ))
+        };
+        assert_eq!(a(b"one", "two"), "one\ntwo\n");
+        assert_eq!(a(b"one\n", "two"), "one\ntwo\n");
+        assert_eq!(a(b"one\r\n", "two\nthree"), "one\r\ntwo\r\nthree\r\n");
+        assert_eq!(a(b"", "two"), "two\n");
+    }
+
+    #[test]
+    fn placeholder_that_shrinks_the_file_is_refused() {
+        let old = b"fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
+        let err = write(Some(old), &w("fn a() {}\n// ... existing code ...\n")).unwrap_err();
+        assert_eq!(
+            err,
+            Placeholder {
+                line: 2,
+                text: "// ... existing code ...".into()
+            }
+        );
+        for line in [
+            "# rest of file unchanged",
+            "<!-- ... -->",
+            "// ...",
+            "/* ... rest of the code ... */",
+            "// …other methods",
+        ] {
+            assert!(write(Some(old), &w(line)).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn placeholder_guard_spares_real_content() {
+        let old = b"x = 1\n# ... existing code ...\ny = 2\nz = 3\n";
+        // Already in the old file: kept on purpose.
+        assert!(write(Some(old), &w("# ... existing code ...\n")).is_ok());
+        // Not shorter: a rewrite, not an elision.
+        let long = "# rest of file unchanged\n".repeat(10);
+        assert!(write(Some(b"short\n"), &w(&long)).is_ok());
+        // Ordinary comments and Python's Ellipsis.
+        for line in [
+            "# compute the rest",
+            "...",
+            "// see the docs...",
+            "x = '...'",
+        ] {
+            assert!(write(Some(old), &w(line)).is_ok(), "{line}");
+        }
+    }
+}
