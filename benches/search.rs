@@ -14,7 +14,10 @@ fn file() -> String {
     while out.len() < 1_000_000 {
         n += 1;
         out.push_str(&format!("fn function_{n}(arg: u64) -> u64 {{\n"));
-        out.push_str(&format!("\tlet value_{n} = arg.wrapping_mul({});\n", n * 7919 % 10007));
+        out.push_str(&format!(
+            "\tlet value_{n} = arg.wrapping_mul({});\n",
+            n * 7919 % 10007
+        ));
         out.push_str("\tif value > 10 {\n\t\treturn value;\n\t}\n");
         out.push_str(&format!("\tvalue_{n} + {}\n}}\n\n", n % 97));
     }
@@ -69,7 +72,11 @@ fn main() {
         .collect::<Vec<_>>()
         .join("\n")
         + "\nnot in the file";
-    println!("file: {} bytes, {} lines; pattern: 200 lines", file.len(), lines.len());
+    println!(
+        "file: {} bytes, {} lines; pattern: 200 lines",
+        file.len(),
+        lines.len()
+    );
     time("near miss (tabs vs spaces)", &file, &near);
     time("nothing alike (fallback scan)", &file, &far);
     time("only common lines", &file, &common);
