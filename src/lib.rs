@@ -19,5 +19,8 @@
 pub mod apply;
 pub mod cli;
 pub mod csl;
+pub mod fault;
+pub mod fsmode;
 pub mod git;
 pub mod plan;
+pub mod report;

@@ -7,7 +7,10 @@
 //! Built so far: SEARCH (`search`), with its line-ending model (`text`) and
 //! the no-match feedback (`feedback`); WRITE content rules (`write`).
 
+pub mod dir;
+pub mod exec;
 pub mod feedback;
+pub mod files;
 pub mod search;
 pub mod text;
 pub mod write;

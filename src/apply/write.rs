@@ -27,7 +27,8 @@ pub struct Placeholder {
 }
 
 /// The new bytes of the file, given its current bytes (`None`: new file).
-pub fn write(existing: Option<&[u8]>, w: &Write<'_>) -> Result<Vec<u8>, Placeholder> {
+/// With `guard`, an overwrite that looks like an elision is refused.
+pub fn write(existing: Option<&[u8]>, w: &Write<'_>, guard: bool) -> Result<Vec<u8>, Placeholder> {
     let mut content = w.content.to_string();
     if w.final_newline && !content.is_empty() && !content.ends_with('\n') {
         content.push('\n');
@@ -45,7 +46,7 @@ pub fn write(existing: Option<&[u8]>, w: &Write<'_>) -> Result<Vec<u8>, Placehol
         out.extend_from_slice(&text.with_file_endings(&content));
         return Ok(out);
     }
-    if let Some(found) = placeholder(&content, old) {
+    if guard && let Some(found) = placeholder(&content, old) {
         return Err(found);
     }
     Ok(match text.ending {
@@ -154,20 +155,20 @@ mod tests {
 
     #[test]
     fn new_files_get_a_final_newline_unless_turned_off() {
-        assert_eq!(text(write(None, &w("a\nb"))), "a\nb\n");
-        assert_eq!(text(write(None, &w("a\n"))), "a\n");
-        assert_eq!(text(write(None, &w(""))), "");
+        assert_eq!(text(write(None, &w("a\nb"), true)), "a\nb\n");
+        assert_eq!(text(write(None, &w("a\n"), true)), "a\n");
+        assert_eq!(text(write(None, &w(""), true)), "");
         let off = Write {
             final_newline: false,
             ..w("a")
         };
-        assert_eq!(text(write(None, &off)), "a");
+        assert_eq!(text(write(None, &off, true)), "a");
     }
 
     #[test]
     fn overwriting_keeps_crlf() {
         assert_eq!(
-            text(write(Some(b"old\r\nfile\r\n"), &w("new\ncontent"))),
+            text(write(Some(b"old\r\nfile\r\n"), &w("new\ncontent"), true)),
             "new\r\ncontent\r\n"
         );
     }
@@ -181,6 +182,7 @@ mod tests {
                     append: true,
                     ..w(c)
                 },
+                true,
             ))
         };
         assert_eq!(a(b"one", "two"), "one\ntwo\n");
@@ -192,7 +194,7 @@ mod tests {
     #[test]
     fn placeholder_that_shrinks_the_file_is_refused() {
         let old = b"fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
-        let err = write(Some(old), &w("fn a() {}\n// ... existing code ...\n")).unwrap_err();
+        let err = write(Some(old), &w("fn a() {}\n// ... existing code ...\n"), true).unwrap_err();
         assert_eq!(
             err,
             Placeholder {
@@ -207,7 +209,7 @@ mod tests {
             "/* ... rest of the code ... */",
             "// …other methods",
         ] {
-            assert!(write(Some(old), &w(line)).is_err(), "{line}");
+            assert!(write(Some(old), &w(line), true).is_err(), "{line}");
         }
     }
 
@@ -215,10 +217,12 @@ mod tests {
     fn placeholder_guard_spares_real_content() {
         let old = b"x = 1\n# ... existing code ...\ny = 2\nz = 3\n";
         // Already in the old file: kept on purpose.
-        assert!(write(Some(old), &w("# ... existing code ...\n")).is_ok());
+        assert!(write(Some(old), &w("# ... existing code ...\n"), true).is_ok());
+        // The guard can be turned off.
+        assert!(write(Some(old), &w("// ... existing code ..."), false).is_ok());
         // Not shorter: a rewrite, not an elision.
         let long = "# rest of file unchanged\n".repeat(10);
-        assert!(write(Some(b"short\n"), &w(&long)).is_ok());
+        assert!(write(Some(b"short\n"), &w(&long), true).is_ok());
         // Ordinary comments and Python's Ellipsis.
         for line in [
             "# compute the rest",
@@ -226,7 +230,7 @@ mod tests {
             "// see the docs...",
             "x = '...'",
         ] {
-            assert!(write(Some(old), &w(line)).is_ok(), "{line}");
+            assert!(write(Some(old), &w(line), true).is_ok(), "{line}");
         }
     }
 }

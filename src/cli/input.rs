@@ -18,6 +18,22 @@ pub struct ReplyInput {
 }
 
 impl ReplyInput {
+    /// A reply already in memory (a commit message, a note).
+    pub fn from_bytes(origin: String, bytes: Vec<u8>) -> ReplyInput {
+        if bytes.len() > MAX_INPUT {
+            return ReplyInput {
+                origin,
+                too_large: Some(bytes.len() as u64),
+                bytes: Vec::new(),
+            };
+        }
+        ReplyInput {
+            origin,
+            bytes,
+            too_large: None,
+        }
+    }
+
     /// Reads `path` (`-` or `None` for standard input). Stops reading past
     /// the 50 MiB limit, so a huge input costs no more than the limit.
     pub fn read(path: Option<&Path>) -> Result<ReplyInput, CliError> {

@@ -5,6 +5,8 @@
 //! returning an [`Outcome`] or a [`CliError`]. Nothing here parses CSL or
 //! touches gix directly: it calls `csl` and `git`.
 
+mod apply;
+mod config;
 mod input;
 mod not_built;
 mod parse;
@@ -42,8 +44,8 @@ pub enum Command {
     Parse(parse::ParseArgs),
     /// Print a CSL guide to paste into an LLM's system prompt
     Prompt(prompt::PromptArgs),
-    /// Apply a reply to the current branch as pre and post commits (not built yet)
-    Apply(not_built::NotBuiltArgs),
+    /// Apply a reply to the current branch as pre and post commits
+    Apply(apply::ApplyArgs),
     /// Undo the newest apply, restoring your uncommitted work (not built yet)
     Undo(not_built::NotBuiltArgs),
     /// Redo the last undone apply (not built yet)
@@ -75,6 +77,8 @@ pub enum Outcome {
     Failed,
     /// Fatal syntax error, bad arguments, unusable input (exit 2).
     Fatal,
+    /// The branch moved during the apply; nothing was changed (exit 3).
+    BranchMoved,
 }
 
 impl Outcome {
@@ -83,6 +87,7 @@ impl Outcome {
             Outcome::Success => 0,
             Outcome::Failed => 1,
             Outcome::Fatal => 2,
+            Outcome::BranchMoved => 3,
         }
     }
 }
@@ -116,7 +121,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),
-        Command::Apply(_) => not_built::run_not_built("apply", 3),
+        Command::Apply(args) => apply::run_apply(args),
         Command::Undo(_) => not_built::run_not_built("undo", 5),
         Command::Redo(_) => not_built::run_not_built("redo", 5),
         Command::Squash(_) => not_built::run_not_built("squash", 5),

@@ -1,16 +1,51 @@
 //! The repository: everything that reads or writes git data.
 //!
 //! This is the only module that imports gix; its types and errors do not
-//! leak past it. Today it opens repositories and reads `clada.*` settings;
-//! the apply transaction, history commands and notes will live here too.
+//! leak past it, except `ObjectId`, which callers hold as an opaque id.
+//!
+//! - `lock`: the apply lock in the git dir, with stale-lock breaking.
+//! - `snapshot`: the `pre` tree of the user's working tree state.
+//! - `tree`: files of a tree edited in memory (the apply's store).
+//! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
+//! - `worktree`: bringing the user's working tree and index to the result.
+
+pub mod commit;
+pub mod lock;
+pub mod snapshot;
+pub mod tree;
+pub mod worktree;
 
 use std::path::{Path, PathBuf};
 
-/// Why a repository could not be used.
+pub use gix::ObjectId;
+
+/// Why a repository operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
+    #[error("git_operation_failed: cannot {what}: {message}")]
+    Op { what: String, message: String },
+}
+
+impl GitError {
+    pub(crate) fn op(what: impl Into<String>, e: impl std::fmt::Display) -> GitError {
+        GitError::Op {
+            what: what.into(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Where HEAD points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// On branch `name` (full ref name) at `commit`, or unborn (`None`).
+    Branch {
+        name: String,
+        commit: Option<ObjectId>,
+    },
+    Detached(ObjectId),
 }
 
 /// An open repository.
@@ -42,10 +77,14 @@ impl Repository {
                 });
             }
         }
-        let repo = gix::discover_with_environment_overrides(dir).map_err(|e| GitError::Open {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let mut repo =
+            gix::discover_with_environment_overrides(dir).map_err(|e| GitError::Open {
+                path: dir.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        // Objects are written and read a lot within one process; a bigger
+        // cache than the default costs little.
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
         Ok(Some(Repository { repo }))
     }
 
@@ -56,5 +95,122 @@ impl Repository {
             .config_snapshot()
             .string(key)
             .map(|v| v.to_string())
+    }
+
+    /// A boolean `git config` value; `Err` names a value git would reject.
+    pub fn config_bool(&self, key: &str) -> Result<Option<bool>, GitError> {
+        self.repo
+            .config_snapshot()
+            .try_boolean(key)
+            .map_err(|e| GitError::op(format!("read {key}"), e))
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The working tree, `None` for a bare repository.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.repo.workdir()
+    }
+
+    pub fn head(&self) -> Result<Head, GitError> {
+        let head = self.repo.head().map_err(|e| GitError::op("read HEAD", e))?;
+        let commit = head.id().map(|id| id.detach());
+        match head.referent_name() {
+            Some(name) => Ok(Head::Branch {
+                name: name.as_bstr().to_string(),
+                commit,
+            }),
+            None => match commit {
+                Some(id) => Ok(Head::Detached(id)),
+                None => Err(GitError::op(
+                    "read HEAD",
+                    "HEAD is neither a branch nor a commit",
+                )),
+            },
+        }
+    }
+
+    /// The tree of `commit`, or the empty tree for `None` (an unborn branch).
+    pub fn tree_of(&self, commit: Option<ObjectId>) -> Result<ObjectId, GitError> {
+        match commit {
+            None => Ok(ObjectId::empty_tree(self.repo.object_hash())),
+            Some(id) => {
+                let commit = self
+                    .repo
+                    .find_commit(id)
+                    .map_err(|e| GitError::op("read a commit", e))?;
+                commit
+                    .tree_id()
+                    .map(|t| t.detach())
+                    .map_err(|e| GitError::op("read a commit", e))
+            }
+        }
+    }
+
+    /// The commit `rev` names (`HEAD~2`, a branch, an id).
+    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, GitError> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| GitError::op(format!("find {rev:?}"), e))?;
+        let commit = id
+            .object()
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| GitError::op(format!("find a commit for {rev:?}"), e))?;
+        Ok(commit.id)
+    }
+
+    /// The message of `commit`.
+    pub fn commit_message(&self, commit: ObjectId) -> Result<Vec<u8>, GitError> {
+        let commit = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| GitError::op("read a commit", e))?;
+        Ok(commit.message_raw_sloppy().to_vec())
+    }
+
+    /// The content of a blob.
+    pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, GitError> {
+        let blob = self
+            .repo
+            .find_blob(id)
+            .map_err(|e| GitError::op("read a blob", e))?;
+        Ok(blob.data.clone())
+    }
+
+    /// The blob at `path` in `tree`, if it is a regular file.
+    pub fn file_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read a tree", e))?;
+        let Some(entry) = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read a tree", e))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        self.blob(entry.object_id()).map(Some)
+    }
+
+    /// Short form of an id for reports.
+    pub fn short(&self, id: ObjectId) -> String {
+        id.to_hex_with_len(7).to_string()
+    }
+
+    /// A store of the files of `tree` for operations to edit in memory.
+    pub fn files(&self, tree: ObjectId) -> tree::TreeFiles<'_> {
+        tree::TreeFiles::new(&self.repo, tree)
+    }
+
+    /// Keeps every object written from now on in memory: nothing reaches
+    /// the object database (for `--dry-run`).
+    pub fn keep_objects_in_memory(&mut self) {
+        self.repo = self.repo.clone().with_object_memory();
     }
 }

@@ -211,7 +211,6 @@ fn unusable_delimiters_are_refused() {
 fn commands_not_built_yet_say_so_and_fail() {
     let dir = scratch();
     for cmd in [
-        "apply",
         "undo",
         "redo",
         "squash",

@@ -1,0 +1,176 @@
+//! Files in a plain directory, for `--no-git`.
+//!
+//! Owns [`DirFiles`]: reads and writes go straight to disk under a root.
+//! Symbolic links are refused at the path and at every parent, so nothing
+//! is written outside the root. A checkpoint records the original content
+//! of each file written after it, so a failed TASKS block can be undone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::fsmode::{is_executable, set_executable};
+use crate::plan::RepoPath;
+
+use super::files::{FileData, Files, FilesError};
+
+pub struct DirFiles {
+    root: PathBuf,
+    /// One journal per open checkpoint, innermost last: the original
+    /// content of each file written since it (`None`: the file did not
+    /// exist) and the directories created.
+    journals: Vec<Journal>,
+}
+
+#[derive(Default)]
+pub struct Journal {
+    files: BTreeMap<String, Option<FileData>>,
+    dirs: Vec<PathBuf>,
+}
+
+impl DirFiles {
+    pub fn new(root: &Path) -> DirFiles {
+        DirFiles {
+            root: root.to_path_buf(),
+            journals: Vec::new(),
+        }
+    }
+
+    fn denied(path: &str, e: std::io::Error) -> FilesError {
+        FilesError::Denied {
+            path: path.to_string(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Checks the parents of `path` on disk: no links, no files.
+    fn check_parents(&self, path: &RepoPath) -> Result<(), FilesError> {
+        let parts: Vec<&str> = path.components().collect();
+        let mut dir = self.root.clone();
+        for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+            dir.push(part);
+            let shown = parts[..=i].join("/");
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(FilesError::Symlink { path: shown });
+                }
+                Ok(m) if !m.is_dir() => {
+                    return Err(FilesError::ParentIsFile {
+                        path: path.to_string(),
+                        parent: shown,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(Self::denied(&shown, e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn write_checked(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {
+        let before = self.read_checked(path)?;
+        let full = self.root.join(path.as_str());
+        if let Some(parent) = full.parent() {
+            // Remember each directory this write creates, for rollback.
+            let mut missing = Vec::new();
+            let mut dir = parent.to_path_buf();
+            while !dir.exists() && dir.starts_with(&self.root) {
+                missing.push(dir.clone());
+                if !dir.pop() {
+                    break;
+                }
+            }
+            std::fs::create_dir_all(parent).map_err(|e| Self::denied(path.as_str(), e))?;
+            if let Some(j) = self.journals.last_mut() {
+                j.dirs.extend(missing.into_iter().rev());
+            }
+        }
+        if let Some(j) = self.journals.last_mut() {
+            j.files.entry(path.to_string()).or_insert(before);
+        }
+        std::fs::write(&full, &data.bytes).map_err(|e| Self::denied(path.as_str(), e))?;
+        set_executable(&full, data.executable).map_err(|e| Self::denied(path.as_str(), e))?;
+        Ok(())
+    }
+
+    fn read_checked(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+        self.check_parents(path)?;
+        let full = self.root.join(path.as_str());
+        match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Self::denied(path.as_str(), e)),
+            Ok(m) if m.file_type().is_symlink() => Err(FilesError::Symlink {
+                path: path.to_string(),
+            }),
+            Ok(m) if m.is_dir() => Err(FilesError::IsDirectory {
+                path: path.to_string(),
+            }),
+            Ok(m) => {
+                let bytes = std::fs::read(&full).map_err(|e| Self::denied(path.as_str(), e))?;
+                Ok(Some(FileData {
+                    bytes,
+                    executable: is_executable(&m),
+                }))
+            }
+        }
+    }
+}
+
+impl Files for DirFiles {
+    /// The depth of the journal this checkpoint opened.
+    type Checkpoint = usize;
+
+    fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+        self.read_checked(path)
+    }
+
+    fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {
+        self.write_checked(path, data)
+    }
+
+    fn checkpoint(&mut self) -> usize {
+        self.journals.push(Journal::default());
+        self.journals.len()
+    }
+
+    fn keep(&mut self, depth: usize) {
+        if self.journals.len() != depth {
+            return;
+        }
+        let Some(inner) = self.journals.pop() else {
+            return;
+        };
+        // An enclosing checkpoint must still be able to undo these writes:
+        // hand them down, keeping its own (older) originals.
+        if let Some(outer) = self.journals.last_mut() {
+            for (path, before) in inner.files {
+                outer.files.entry(path).or_insert(before);
+            }
+            outer.dirs.extend(inner.dirs);
+        }
+    }
+
+    fn rollback(&mut self, depth: usize) -> Result<(), FilesError> {
+        if self.journals.len() != depth {
+            return Ok(());
+        }
+        let Some(journal) = self.journals.pop() else {
+            return Ok(());
+        };
+        for (path, before) in journal.files {
+            let full = self.root.join(&path);
+            match before {
+                Some(data) => {
+                    std::fs::write(&full, &data.bytes).map_err(|e| Self::denied(&path, e))?;
+                    set_executable(&full, data.executable).map_err(|e| Self::denied(&path, e))?;
+                }
+                None => std::fs::remove_file(&full).map_err(|e| Self::denied(&path, e))?,
+            }
+        }
+        for dir in journal.dirs.iter().rev() {
+            // Only empty directories go; anything else was there anyway.
+            let _ = std::fs::remove_dir(dir);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,374 @@
+//! Runs a plan against a store of files and reports each task.
+//!
+//! Owns the unit rules of apply.md §1: standalone operations are
+//! independent; a TASKS block stops at its first failure, reports the rest
+//! SKIP and rolls back everything it changed; a skipped task (invalid at
+//! plan time) is reported with its reasons.
+
+use crate::csl::OpKind;
+use crate::plan::{Op, RepoPath, Step, Task};
+use crate::report::{Status, TaskReport};
+
+use super::files::{FileData, Files};
+use super::search::{MatchMode, Search, SearchError, search};
+use super::write::{Write, write};
+
+/// Settings that change how operations behave.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecOptions {
+    pub match_mode: MatchMode,
+    /// `clada.finalNewline`.
+    pub final_newline: bool,
+    /// `--allow-placeholders`: turn the lazy-placeholder guard off.
+    pub allow_placeholders: bool,
+    /// Include the compact diff in no-match feedback (`--error-detail full`).
+    pub full_detail: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            match_mode: MatchMode::Exact,
+            final_newline: true,
+            allow_placeholders: false,
+            full_detail: false,
+        }
+    }
+}
+
+/// Runs every task in order; `on_task` sees each report as it finishes.
+pub fn execute<F: Files>(
+    tasks: &[Task],
+    files: &mut F,
+    options: &ExecOptions,
+    mut on_task: impl FnMut(&TaskReport),
+) -> Vec<TaskReport> {
+    let mut reports = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let report = match task {
+            Task::Single(step) => run_step(step, files, options),
+            Task::Block { task, line, steps } => run_block(*task, *line, steps, files, options),
+            Task::Skipped { task, line, skip } => TaskReport {
+                task: *task,
+                op: skip.kind,
+                target: skip.target.clone(),
+                line: *line,
+                status: Status::Skip,
+                error_type: None,
+                message: skip
+                    .reasons
+                    .iter()
+                    .map(|(l, why)| format!("{why} (line {l})"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                details: Vec::new(),
+                operations: Vec::new(),
+            },
+        };
+        on_task(&report);
+        reports.push(report);
+    }
+    reports
+}
+
+fn run_block<F: Files>(
+    task: crate::csl::TaskId,
+    line: u32,
+    steps: &[Step],
+    files: &mut F,
+    options: &ExecOptions,
+) -> TaskReport {
+    let checkpoint = files.checkpoint();
+    let mut operations = Vec::with_capacity(steps.len());
+    let mut failed = None;
+    for step in steps {
+        if let Some(first) = failed {
+            operations.push(TaskReport {
+                status: Status::Skip,
+                error_type: None,
+                message: format!("not run: task {first} failed"),
+                details: Vec::new(),
+                ..bare(step)
+            });
+            continue;
+        }
+        let report = run_step(step, files, options);
+        if report.status != Status::Success {
+            failed = Some(step.task);
+        }
+        operations.push(report);
+    }
+    let (status, message, details) = match failed {
+        None => {
+            files.keep(checkpoint);
+            (
+            Status::Success,
+            format!("{} operation{} applied", steps.len(), if steps.len() == 1 { "" } else { "s" }),
+            Vec::new(),
+            )
+        }
+        Some(first) => match files.rollback(checkpoint) {
+            Ok(()) => (
+                Status::Error,
+                format!("task {first} failed; block rolled back"),
+                vec!["nothing from this block was applied; fix the failed operation and send the whole block again".to_string()],
+            ),
+            Err(e) => (
+                Status::Error,
+                format!("task {first} failed and the rollback failed too: {e}"),
+                Vec::new(),
+            ),
+        },
+    };
+    TaskReport {
+        task,
+        op: OpKind::Tasks,
+        target: None,
+        line,
+        status,
+        error_type: None,
+        message,
+        details,
+        operations,
+    }
+}
+
+/// A report for `step` with the fields every outcome shares.
+fn bare(step: &Step) -> TaskReport {
+    let target = match &step.op {
+        Op::Write { path, .. } | Op::Search { path, .. } => Some(path.to_string()),
+        Op::Run { script, .. } => script
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string()),
+    };
+    TaskReport {
+        task: step.task,
+        op: step.op.kind(),
+        target,
+        line: step.line,
+        status: Status::Success,
+        error_type: None,
+        message: String::new(),
+        details: Vec::new(),
+        operations: Vec::new(),
+    }
+}
+
+fn run_step<F: Files>(step: &Step, files: &mut F, options: &ExecOptions) -> TaskReport {
+    let report = bare(step);
+    let outcome = match &step.op {
+        Op::Write {
+            path,
+            content,
+            append,
+        } => run_write(files, path, content, *append, options),
+        Op::Search {
+            path,
+            pattern,
+            to,
+            replacement,
+            count,
+        } => {
+            let s = Search {
+                pattern,
+                to: to.as_deref(),
+                replacement,
+                count: *count,
+                mode: options.match_mode,
+            };
+            run_search(files, path, &s, options)
+        }
+        Op::Run { .. } => Err(Failure {
+            error_type: None,
+            message: "not available yet: RUN is not built in this version; nothing was run"
+                .to_string(),
+            details: vec![
+                "apply the edits now and run the command yourself, or wait for RUN support"
+                    .to_string(),
+            ],
+        }),
+    };
+    match outcome {
+        Ok((message, details)) => TaskReport {
+            message,
+            details,
+            ..report
+        },
+        Err(f) => TaskReport {
+            status: Status::Error,
+            error_type: f.error_type,
+            message: f.message,
+            details: f.details,
+            ..report
+        },
+    }
+}
+
+/// A failed operation, ready for the report.
+struct Failure {
+    error_type: Option<&'static str>,
+    message: String,
+    details: Vec<String>,
+}
+
+impl From<super::files::FilesError> for Failure {
+    fn from(e: super::files::FilesError) -> Failure {
+        Failure {
+            error_type: Some(e.error_type()),
+            message: e.to_string(),
+            details: Vec::new(),
+        }
+    }
+}
+
+type Outcome = Result<(String, Vec<String>), Failure>;
+
+fn lines_in(bytes: &str) -> usize {
+    if bytes.is_empty() {
+        0
+    } else {
+        bytes.trim_end_matches('\n').split('\n').count()
+    }
+}
+
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+fn run_write<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    content: &str,
+    append: bool,
+    options: &ExecOptions,
+) -> Outcome {
+    let existing = files.read(path)?;
+    let w = Write {
+        content,
+        append,
+        final_newline: options.final_newline,
+    };
+    let old = existing.as_ref().map(|f| f.bytes.as_slice());
+    let bytes = match write(old, &w, !options.allow_placeholders) {
+        Ok(bytes) => bytes,
+        Err(p) => {
+            return Err(Failure {
+                error_type: Some("placeholder_detected"),
+                message: format!(
+                    "line {} of your content, `{}`, stands for code left out, and the new content is shorter than the file",
+                    p.line, p.text
+                ),
+                details: vec![
+                    "WRITE replaces the whole file, so the left-out code would be deleted".to_string(),
+                    "send the complete file, or change only the part that differs with SEARCH/REPLACE".to_string(),
+                    "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
+                ],
+            });
+        }
+    };
+    let n = lines_in(content);
+    let message = match (&existing, append) {
+        (None, _) => format!("created ({})", plural(n, "line")),
+        (Some(_), true) => format!("appended {}", plural(n, "line")),
+        (Some(_), false) => format!("overwritten ({})", plural(n, "line")),
+    };
+    let executable = existing.is_some_and(|f| f.executable);
+    files.write(path, FileData { bytes, executable })?;
+    Ok((message, Vec::new()))
+}
+
+fn run_search<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    s: &Search<'_>,
+    options: &ExecOptions,
+) -> Outcome {
+    let Some(existing) = files.read(path)? else {
+        return Err(Failure {
+            error_type: Some("file_not_found"),
+            message: format!("{path} does not exist"),
+            details: vec![
+                "check the path (relative to the repository root), or create the file with WRITE"
+                    .to_string(),
+            ],
+        });
+    };
+    match search(&existing.bytes, s) {
+        Ok(done) => {
+            let where_ = match done.lines.as_slice() {
+                [one] => format!("line {one}"),
+                many => format!("lines {}", join(many)),
+            };
+            let message = format!("replaced {} ({where_})", plural(done.lines.len(), "match"));
+            let details = done.whitespace_note.into_iter().collect();
+            files.write(
+                path,
+                FileData {
+                    bytes: done.bytes,
+                    executable: existing.executable,
+                },
+            )?;
+            Ok((message, details))
+        }
+        Err(e) => Err(search_failure(e, options)),
+    }
+}
+
+fn join(lines: &[u32]) -> String {
+    lines
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
+    let error_type = Some(e.error_type());
+    let mut message = e.to_string();
+    let mut details = Vec::new();
+    match e {
+        SearchError::Count {
+            found, feedback, ..
+        } => {
+            if !found.is_empty() {
+                message.push_str(&format!(
+                    " ({} {})",
+                    if found.len() == 1 { "line" } else { "lines" },
+                    join(&found)
+                ));
+                details.push(format!(
+                    "include more of the surrounding lines so that the pattern matches exactly where you mean, or set count=\"{}\" to replace every one of them",
+                    found.len()
+                ));
+            }
+            if let Some(fb) = feedback {
+                let mut lines = fb.lines();
+                if !options.full_detail {
+                    // Keep the diff out of the minimal report; the named
+                    // differences usually say enough.
+                    lines.retain(|l| {
+                        !l.starts_with("  -")
+                            && !l.starts_with("  +")
+                            && !l.contains("your pattern (-)")
+                            && !l.starts_with("  …")
+                    });
+                }
+                details.extend(lines);
+                details.push("copy the text to replace from the file exactly as it is now, including indentation".to_string());
+            }
+        }
+        SearchError::RangeWithoutEnd { .. } => {
+            details.push(
+                "the TO text must occur after the start of each range; check it against the file"
+                    .to_string(),
+            );
+        }
+        SearchError::Binary => {}
+    }
+    Failure {
+        error_type,
+        message,
+        details,
+    }
+}

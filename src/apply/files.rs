@@ -1,0 +1,64 @@
+//! The files an apply edits, wherever they live.
+//!
+//! Owns the [`Files`] trait that operations read and write through, so the
+//! same WRITE/SEARCH code edits a git tree in memory (`git::tree`) or a
+//! plain directory (`dir`), and the errors every store reports the same way.
+
+use crate::plan::RepoPath;
+
+/// A regular file's content and executable bit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileData {
+    pub bytes: Vec<u8>,
+    pub executable: bool,
+}
+
+/// Why a path cannot be read or written as a regular file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilesError {
+    #[error(
+        "symlink_not_allowed: {path} is a symbolic link; clada does not write or search through links"
+    )]
+    Symlink { path: String },
+    #[error("file_not_found: {path} is a directory, not a file")]
+    IsDirectory { path: String },
+    #[error("file_not_found: {parent} is a file, so {path} cannot be inside it")]
+    ParentIsFile { path: String, parent: String },
+    #[error("permission_denied: {path}: {message}")]
+    Denied { path: String, message: String },
+    #[error("git_operation_failed: {0}")]
+    Store(String),
+}
+
+impl FilesError {
+    /// The stable error type (apply.md §2).
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            FilesError::Symlink { .. } => "symlink_not_allowed",
+            FilesError::IsDirectory { .. } | FilesError::ParentIsFile { .. } => "file_not_found",
+            FilesError::Denied { .. } => "permission_denied",
+            FilesError::Store(_) => "git_operation_failed",
+        }
+    }
+}
+
+/// A store of files that operations edit. Reads see earlier writes.
+pub trait Files {
+    /// A state to return to, for rolling back a TASKS block.
+    type Checkpoint;
+
+    /// The regular file at `path`; `None` if nothing is there. A symbolic
+    /// link at the path or at any parent is an error, as is a directory.
+    fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError>;
+
+    /// Creates or replaces the regular file at `path` (parents as needed).
+    fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError>;
+
+    fn checkpoint(&mut self) -> Self::Checkpoint;
+
+    /// Ends `checkpoint` keeping every write since it.
+    fn keep(&mut self, checkpoint: Self::Checkpoint);
+
+    /// Undoes every write since `checkpoint` was taken.
+    fn rollback(&mut self, checkpoint: Self::Checkpoint) -> Result<(), FilesError>;
+}

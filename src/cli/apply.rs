@@ -1,0 +1,961 @@
+//! `git clada apply`: a reply in, a fast-forwarded branch out.
+//!
+//! Orchestrates git.md §1: read and parse the reply, take the lock,
+//! snapshot the user's work as `pre`, apply the operations in memory on
+//! its tree, commit `post`, attach the reply as a note, move the branch
+//! with a compare-and-swap, then update the working tree and index for the
+//! touched paths only. Each phase is a call into `csl`, `plan`, `apply`
+//! or `git`; this file decides the order and what to report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::apply::dir::DirFiles;
+use crate::apply::exec::{ExecOptions, execute};
+use crate::apply::files::Files;
+use crate::apply::search::MatchMode;
+use crate::csl::{self, Diagnostic, Reply, Severity};
+use crate::fault;
+use crate::git::commit::{Identity, UpdateError};
+use crate::git::snapshot::Snapshot;
+use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
+use crate::git::{Head, ObjectId, Repository};
+use crate::plan::plan;
+use crate::report::{Status, Tally, TaskReport, text::task_lines};
+
+use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_bool, parse_duration};
+use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
+
+/// Notes ref the reply of each apply is stored in.
+const REPLY_NOTES: &str = "refs/notes/clada";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputMode {
+    /// Print each task's line as soon as it finishes
+    Stream,
+    /// Print every task's line at the end
+    Buffer,
+    /// Print only the summary
+    Silent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum ErrorDetail {
+    /// The closest match and the named differences
+    Minimal,
+    /// Also the line-by-line diff against the closest match
+    Full,
+    /// Also timings of each phase, on stderr
+    Debug,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatchArg {
+    /// Byte for byte (after line-end normalisation)
+    Exact,
+    /// Also a unique match differing only in leading/trailing whitespace
+    Whitespace,
+}
+
+/// Apply a reply to the current branch as pre and post commits
+///
+/// Snapshots your uncommitted work (untracked files included) in a `pre`
+/// commit, applies the reply's operations in memory, commits the result as
+/// `post` and fast-forwards the branch; your working tree is updated only
+/// for the files the reply changed, and a file you edit meanwhile is never
+/// overwritten. Exit status: 0 every task succeeded (or nothing to do), 1
+/// some task failed or was skipped, 2 fatal syntax error, bad arguments,
+/// not a repository or lock timeout, 3 the branch moved during the apply.
+/// Every option can also be set with `git config clada.<name>` (camelCase)
+/// or in the repository's .clada/config.toml.
+#[derive(Debug, clap::Args)]
+pub struct ApplyArgs {
+    /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
+    #[arg(value_name = "FILE|-", conflicts_with_all = ["from_commit", "from_note"])]
+    pub input: Option<PathBuf>,
+
+    /// Read the reply from the message of commit REV
+    #[arg(long, value_name = "REV", conflicts_with = "from_note")]
+    pub from_commit: Option<String>,
+
+    /// Read the reply from the note on REV (see --notes-ref)
+    #[arg(long, value_name = "REV")]
+    pub from_note: Option<String>,
+
+    /// Notes ref for --from-note [default: refs/notes/clada-inbox]
+    #[arg(long, value_name = "REF")]
+    pub notes_ref: Option<String>,
+
+    /// Report format [default: text]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+
+    /// When task lines are printed [default: stream]
+    #[arg(long, value_enum)]
+    pub output_mode: Option<OutputMode>,
+
+    /// How much a failed SEARCH explains [default: minimal]
+    #[arg(long, value_enum)]
+    pub error_detail: Option<ErrorDetail>,
+
+    /// Print the diff that would be committed and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Apply in the current directory: no repository, no commits
+    #[arg(long)]
+    pub no_git: bool,
+
+    /// Leave the branch unmoved if any task fails (the result is kept under refs/clada/rejected/)
+    #[arg(long)]
+    pub atomic: bool,
+
+    /// Author and committer of clada's commits [default: clada <clada@localhost>]
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub git_author: Option<String>,
+
+    /// How long to wait for another apply to finish [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub lock_timeout: Option<Duration>,
+
+    /// How SEARCH patterns match [default: exact]
+    #[arg(long = "match", value_enum, value_name = "MODE")]
+    pub match_mode: Option<MatchArg>,
+
+    /// Allow WRITE content with elision placeholders such as "// ... existing code ..."
+    #[arg(long)]
+    pub allow_placeholders: bool,
+
+    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub start_delimiter: Option<String>,
+
+    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub end_delimiter: Option<String>,
+}
+
+/// Resolved settings of one apply.
+struct Settings {
+    format: Format,
+    output_mode: OutputMode,
+    error_detail: ErrorDetail,
+    dry_run: bool,
+    atomic: bool,
+    author: Identity,
+    exec: ExecOptions,
+}
+
+fn flag(on: bool) -> Option<bool> {
+    on.then_some(true)
+}
+
+fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> {
+    let format = layers.get(
+        args.format,
+        "format",
+        |s| match s {
+            "text" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            _ => None,
+        },
+        "text or json",
+    )?;
+    let output_mode = layers.get(
+        args.output_mode,
+        "outputMode",
+        |s| match s {
+            "stream" => Some(OutputMode::Stream),
+            "buffer" => Some(OutputMode::Buffer),
+            "silent" => Some(OutputMode::Silent),
+            _ => None,
+        },
+        "stream, buffer or silent",
+    )?;
+    let error_detail = layers.get(
+        args.error_detail,
+        "errorDetail",
+        |s| match s {
+            "minimal" => Some(ErrorDetail::Minimal),
+            "full" => Some(ErrorDetail::Full),
+            "debug" => Some(ErrorDetail::Debug),
+            _ => None,
+        },
+        "minimal, full or debug",
+    )?;
+    let match_mode = layers.get(
+        args.match_mode,
+        "match",
+        |s| match s {
+            "exact" => Some(MatchArg::Exact),
+            "whitespace" => Some(MatchArg::Whitespace),
+            _ => None,
+        },
+        "exact or whitespace",
+    )?;
+    let author = match layers.get(
+        args.git_author.clone(),
+        "gitAuthor",
+        |s| Some(s.to_string()),
+        "",
+    )? {
+        None => Identity::default(),
+        Some(text) => Identity::parse(&text).ok_or_else(|| {
+            CliError::new(format!(
+                "git author {text:?} is not of the form 'Name <email>'"
+            ))
+        })?,
+    };
+    let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
+    Ok(Settings {
+        format: format.unwrap_or(Format::Text),
+        output_mode: output_mode.unwrap_or(OutputMode::Stream),
+        error_detail,
+        dry_run: layers
+            .get(flag(args.dry_run), "dryRun", parse_bool, "a boolean")?
+            .unwrap_or(false),
+        atomic: layers
+            .get(flag(args.atomic), "atomic", parse_bool, "a boolean")?
+            .unwrap_or(false),
+        author,
+        exec: ExecOptions {
+            match_mode: match match_mode {
+                Some(MatchArg::Whitespace) => MatchMode::Whitespace,
+                _ => MatchMode::Exact,
+            },
+            final_newline: layers
+                .get(None, "finalNewline", parse_bool, "a boolean")?
+                .unwrap_or(true),
+            allow_placeholders: layers
+                .get(
+                    flag(args.allow_placeholders),
+                    "allowPlaceholders",
+                    parse_bool,
+                    "a boolean",
+                )?
+                .unwrap_or(false),
+            full_detail: error_detail >= ErrorDetail::Full,
+        },
+    })
+}
+
+/// The JSON report (doc/report.md).
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    status: &'static str,
+    exit_code: u8,
+    message: String,
+    branch: Option<String>,
+    base: Option<String>,
+    pre: Option<String>,
+    post: Option<String>,
+    rejected_ref: Option<String>,
+    summary: Tally,
+    tasks: &'a [TaskReport],
+    diagnostics: &'a [Diagnostic],
+    worktree: JsonWorktree,
+    diff: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+struct JsonWorktree {
+    written: Vec<String>,
+    kept: Vec<JsonKept>,
+}
+
+#[derive(Serialize)]
+struct JsonKept {
+    path: String,
+    reason: String,
+}
+
+/// What happened, for both renderings.
+struct Outcome_ {
+    status: &'static str,
+    outcome: Outcome,
+    exit_code: u8,
+    message: String,
+    branch: Option<String>,
+    base: Option<ObjectId>,
+    pre: Option<ObjectId>,
+    post: Option<ObjectId>,
+    rejected_ref: Option<String>,
+    worktree: WorktreeUpdate,
+    diff: Option<String>,
+}
+
+impl Outcome_ {
+    fn new(status: &'static str, outcome: Outcome, message: String) -> Outcome_ {
+        let exit_code = match status {
+            "branch_moved" => 3,
+            _ => outcome.exit_code(),
+        };
+        Outcome_ {
+            status,
+            outcome,
+            exit_code,
+            message,
+            branch: None,
+            base: None,
+            pre: None,
+            post: None,
+            rejected_ref: None,
+            worktree: WorktreeUpdate::default(),
+            diff: None,
+        }
+    }
+}
+
+pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    let delims = settings::delimiters(
+        args.start_delimiter.as_deref(),
+        args.end_delimiter.as_deref(),
+    )?;
+    let repo = Repository::discover(std::path::Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let no_git = args.no_git
+        || Layers::new(repo.as_ref())
+            .get(None, "noGit", parse_bool, "a boolean")?
+            .unwrap_or(false);
+    if no_git {
+        return run_no_git(&args, repo.as_ref(), &delims);
+    }
+    let Some(mut repo) = repo else {
+        return Err(CliError::new("not a git repository (or any of its parents)")
+            .hint("run it inside a repository, or use --no-git to apply in the current directory without commits"));
+    };
+    let input = read_input(&args, &repo)?;
+    let reply = parse_input(&input, &delims);
+    let git_layers = Layers::new(Some(&repo));
+    let early = resolve(&args, &git_layers)?;
+    if reply.has_fatal() {
+        return finish_fatal(&reply, &input.origin, early.format);
+    }
+    let Head::Branch {
+        name: branch,
+        commit: base,
+    } = repo.head().map_err(git_err)?
+    else {
+        return Err(
+            CliError::new("HEAD is detached: clada applies to a branch").hint(
+                "switch to a branch first (git switch <branch>, or git switch -c <new-branch>)",
+            ),
+        );
+    };
+    if repo.workdir().is_none() {
+        return Err(CliError::new(
+            "the repository is bare: apply needs a working tree",
+        ));
+    }
+    // The lock timeout cannot come from .clada/config.toml: that file is
+    // read under the lock.
+    let lock_timeout = git_layers
+        .get(
+            args.lock_timeout,
+            "lockTimeout",
+            parse_duration,
+            "a duration",
+        )?
+        .unwrap_or(Duration::from_secs(10));
+    let _lock = crate::git::lock::acquire(repo.git_dir(), lock_timeout).map_err(|e| {
+        CliError::new(e.to_string())
+            .hint("wait for the other apply to finish, or raise --lock-timeout")
+    })?;
+    fault::point("locked");
+    finish_interrupted_update(&repo, &branch)?;
+    // The branch as it is now, under the lock.
+    let base = match repo.head().map_err(git_err)? {
+        Head::Branch { commit, .. } => commit,
+        Head::Detached(_) => base,
+    };
+    let dry_run_flag = resolve(&args, &git_layers)?.dry_run;
+    if dry_run_flag {
+        repo.keep_objects_in_memory();
+    }
+    let base_tree = repo.tree_of(base).map_err(git_err)?;
+    let snapshot = repo.snapshot(base_tree).map_err(git_err)?;
+    let team = repo
+        .file_in_tree(snapshot.tree, TEAM_CONFIG)
+        .map_err(git_err)?;
+    let layers = Layers::new(Some(&repo)).with_team(team.as_deref())?;
+    let settings = resolve(&args, &layers)?;
+    let started = std::time::Instant::now();
+
+    let pre = if snapshot.tree == base_tree {
+        base
+    } else {
+        let pre = repo
+            .commit(
+                &settings.author,
+                "[clada:pre] snapshot before apply\n",
+                snapshot.tree,
+                &base.into_iter().collect::<Vec<_>>(),
+            )
+            .map_err(git_err)?;
+        fault::point("pre-committed");
+        Some(pre)
+    };
+
+    let tasks = plan(&reply);
+    let mut files = repo.files(snapshot.tree);
+    let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    print_warnings(&reply, settings.format);
+    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+        if streaming {
+            let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+        }
+    });
+    let tally = Tally::of(&reports);
+    let changed = files.changed().map_err(git_err)?;
+    let post_tree = files.write_tree().map_err(git_err)?;
+    debug_time(&settings, "apply operations", started);
+
+    let mut out = if changed.is_empty() {
+        let mut o = Outcome_::new(
+            if tally.all_succeeded() {
+                "success"
+            } else {
+                "failed"
+            },
+            if tally.all_succeeded() {
+                Outcome::Success
+            } else {
+                Outcome::Failed
+            },
+            format!("nothing changed; the branch was not moved ({tally})"),
+        );
+        if settings.dry_run {
+            o.diff = Some(String::new());
+        }
+        o
+    } else if settings.dry_run {
+        let paths: Vec<String> = snapshot
+            .paths
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain(changed.iter().map(|c| c.path.clone()))
+            .collect();
+        let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
+        let mut o = Outcome_::new(
+            if tally.all_succeeded() {
+                "success"
+            } else {
+                "failed"
+            },
+            if tally.all_succeeded() {
+                Outcome::Success
+            } else {
+                Outcome::Failed
+            },
+            format!("dry run: nothing was changed ({tally})"),
+        );
+        o.diff = Some(diff);
+        o
+    } else {
+        commit_and_advance(
+            &repo, &settings, &input, &reports, tally, &branch, base, pre, post_tree, &snapshot,
+            changed,
+        )?
+    };
+    out.branch = Some(
+        branch
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&branch)
+            .to_string(),
+    );
+    out.base = base;
+    if out.pre.is_none() && out.post.is_some() {
+        out.pre = pre;
+    }
+    debug_time(&settings, "whole apply", started);
+    render(
+        &repo_short(&repo),
+        &settings,
+        &reply,
+        &reports,
+        tally,
+        &out,
+        streaming,
+    )?;
+    Ok(match out.status {
+        "branch_moved" => Outcome::BranchMoved,
+        _ => out.outcome,
+    })
+}
+
+fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {
+    move |id| repo.short(id)
+}
+
+fn git_err(e: crate::git::GitError) -> CliError {
+    CliError::new(e.to_string())
+}
+
+fn debug_time(settings: &Settings, what: &str, since: std::time::Instant) {
+    if settings.error_detail == ErrorDetail::Debug {
+        eprintln!(
+            "clada: {what}: {:.1} ms",
+            since.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}
+
+/// A worktree update a crash cut short is finished before anything else.
+fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<(), CliError> {
+    let Some(pending) = repo.pending_update().map_err(git_err)? else {
+        return Ok(());
+    };
+    if repo.ref_target(branch).map_err(git_err)? == Some(pending.commit) {
+        let done = repo.update_worktree(&pending).map_err(git_err)?;
+        eprintln!(
+            "clada: finished updating the working tree after an interrupted apply ({} file(s) written)",
+            done.written.len()
+        );
+        for (path, why) in &done.kept {
+            eprintln!("clada: kept {path}: {why}");
+        }
+    } else {
+        repo.drop_pending_update().map_err(git_err)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn commit_and_advance(
+    repo: &Repository,
+    settings: &Settings,
+    input: &ReplyInput,
+    reports: &[TaskReport],
+    tally: Tally,
+    branch: &str,
+    base: Option<ObjectId>,
+    pre: Option<ObjectId>,
+    post_tree: ObjectId,
+    snapshot: &Snapshot,
+    changed: Vec<crate::git::tree::Changed>,
+) -> Result<Outcome_, CliError> {
+    let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
+    let message = post_message(reports, tally, reply_blob);
+    let post = repo
+        .commit(
+            &settings.author,
+            &message,
+            post_tree,
+            &pre.into_iter().collect::<Vec<_>>(),
+        )
+        .map_err(git_err)?;
+    fault::point("post-committed");
+    if settings.atomic && !tally.all_succeeded() {
+        let name = next_rejected(repo)?;
+        repo.create_ref(&name, post, "clada: rejected apply (--atomic)")
+            .map_err(git_err)?;
+        let mut o = Outcome_::new(
+            "rejected",
+            Outcome::Failed,
+            format!(
+                "not applied: a task failed and --atomic is set; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
+            ),
+        );
+        o.rejected_ref = Some(name);
+        o.post = Some(post);
+        return Ok(o);
+    }
+    repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
+        .map_err(git_err)?;
+    fault::point("noted");
+    let summary = message.lines().next().unwrap_or_default().to_string();
+    match repo.advance_branch(branch, base, post, &format!("clada: {summary}")) {
+        Ok(()) => {}
+        Err(UpdateError::Moved { .. }) => {
+            let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+            let mut o = Outcome_::new(
+                "branch_moved",
+                Outcome::BranchMoved,
+                format!(
+                    "branch_moved: {short} moved while applying; nothing was changed. Apply the reply again"
+                ),
+            );
+            o.post = Some(post);
+            return Ok(o);
+        }
+        Err(UpdateError::Git(e)) => return Err(git_err(e)),
+    }
+    fault::point("branch-moved");
+    let plan = WorktreePlan {
+        commit: post,
+        snapshot: snapshot.paths.clone(),
+        changed,
+    };
+    repo.record_update(&plan).map_err(git_err)?;
+    fault::point("journal-written");
+    let worktree = repo.update_worktree(&plan).map_err(git_err)?;
+    let (status, outcome) = if tally.all_succeeded() {
+        ("success", Outcome::Success)
+    } else {
+        ("failed", Outcome::Failed)
+    };
+    let mut o = Outcome_::new(status, outcome, format!("applied ({tally})"));
+    o.post = Some(post);
+    o.pre = pre;
+    o.worktree = worktree;
+    Ok(o)
+}
+
+/// `refs/clada/rejected/<n>`, one past the highest in use.
+fn next_rejected(repo: &Repository) -> Result<String, CliError> {
+    const PREFIX: &str = "refs/clada/rejected/";
+    let n = repo
+        .refs_under(PREFIX)
+        .map_err(git_err)?
+        .iter()
+        .filter_map(|r| r.strip_prefix(PREFIX)?.parse::<u64>().ok())
+        .max()
+        .map_or(1, |n| n + 1);
+    Ok(format!("{PREFIX}{n}"))
+}
+
+/// The post commit's message: summary line, task lines, trailers.
+fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> String {
+    let mut done: Vec<String> = Vec::new();
+    let mut collect = |t: &TaskReport| {
+        if t.status == Status::Success
+            && let Some(target) = &t.target
+        {
+            let verb = if t.message.starts_with("created") {
+                "create"
+            } else if t.message.starts_with("replaced") {
+                "edit"
+            } else {
+                "write"
+            };
+            done.push(format!("{verb} {target}"));
+        }
+    };
+    for t in reports {
+        if t.operations.is_empty() {
+            collect(t);
+        } else if t.status == Status::Success {
+            t.operations.iter().for_each(&mut collect);
+        }
+    }
+    done.dedup();
+    let mut summary = String::new();
+    for (i, item) in done.iter().enumerate() {
+        let next = if summary.is_empty() {
+            item.clone()
+        } else {
+            format!("{summary}, {item}")
+        };
+        if next.len() > 60 && !summary.is_empty() {
+            summary.push_str(&format!(" and {} more", done.len() - i));
+            break;
+        }
+        summary = next;
+    }
+    if summary.is_empty() {
+        summary = "apply reply".to_string();
+    }
+    let body: String = reports.iter().map(task_lines).collect();
+    format!("[clada:post] {summary}\n\n{body}\nClada-Reply: {reply_blob}\nClada-Tasks: {tally}\n")
+}
+
+/// Unified diff of `paths` between two trees.
+fn unified_diff(
+    repo: &Repository,
+    from: ObjectId,
+    to: ObjectId,
+    paths: &[String],
+) -> Result<String, CliError> {
+    let mut out = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for path in paths {
+        if !seen.insert(path) {
+            continue;
+        }
+        let old = repo.file_in_tree(from, path).map_err(git_err)?;
+        let new = repo.file_in_tree(to, path).map_err(git_err)?;
+        if old == new {
+            continue;
+        }
+        let (a, b) = (old.unwrap_or_default(), new.unwrap_or_default());
+        let (Ok(a), Ok(b)) = (std::str::from_utf8(&a), std::str::from_utf8(&b)) else {
+            out.push_str(&format!("Binary file {path} differs\n"));
+            continue;
+        };
+        let diff = similar::TextDiff::from_lines(a, b);
+        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{path}"), &format!("b/{path}"))
+                .to_string(),
+        );
+    }
+    Ok(out)
+}
+
+fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliError> {
+    if let Some(rev) = &args.from_commit {
+        let id = repo.resolve_commit(rev).map_err(git_err)?;
+        let bytes = repo.commit_message(id).map_err(git_err)?;
+        return Ok(ReplyInput::from_bytes(format!("commit {rev}"), bytes));
+    }
+    if let Some(rev) = &args.from_note {
+        let notes_ref = Layers::new(Some(repo))
+            .get(
+                args.notes_ref.clone(),
+                "notesRef",
+                |s| Some(s.to_string()),
+                "",
+            )?
+            .unwrap_or_else(|| "refs/notes/clada-inbox".to_string());
+        let id = repo.resolve_commit(rev).map_err(git_err)?;
+        let Some(bytes) = repo.note(&notes_ref, id).map_err(git_err)? else {
+            return Err(
+                CliError::new(format!("commit {rev} has no note in {notes_ref}")).hint(format!(
+                    "add one with: git notes --ref {notes_ref} add -F reply.md {rev}"
+                )),
+            );
+        };
+        return Ok(ReplyInput::from_bytes(format!("note on {rev}"), bytes));
+    }
+    ReplyInput::read(args.input.as_deref())
+}
+
+fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
+    match input.too_large {
+        Some(size) => Reply {
+            source: "".into(),
+            operations: Vec::new(),
+            diagnostics: vec![csl::input::too_large(size)],
+        },
+        None => csl::parse_bytes(&input.bytes, delims),
+    }
+}
+
+/// A reply with fatal errors: nothing runs.
+fn finish_fatal(reply: &Reply<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
+    let fatal = reply
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == Severity::Fatal)
+        .count();
+    let message = format!(
+        "FATAL: nothing was applied: the reply has {fatal} fatal syntax error{}",
+        if fatal == 1 { "" } else { "s" }
+    );
+    match format {
+        Format::Json => {
+            let report = JsonReport {
+                status: "fatal",
+                exit_code: 2,
+                message,
+                branch: None,
+                base: None,
+                pre: None,
+                post: None,
+                rejected_ref: None,
+                summary: Tally::default(),
+                tasks: &[],
+                diagnostics: &reply.diagnostics,
+                worktree: JsonWorktree::default(),
+                diff: None,
+            };
+            write_json(&report)?;
+        }
+        Format::Text => {
+            write_stdout(|out| {
+                for d in reply
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity() == Severity::Fatal)
+                {
+                    writeln!(out, "{}", csl::diagnostic::render(d, &reply.source, origin))?;
+                }
+                writeln!(out, "{message}")
+            })?;
+        }
+    }
+    Ok(Outcome::Fatal)
+}
+
+fn write_json(value: &impl Serialize) -> Result<(), CliError> {
+    write_stdout(|out| {
+        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")
+    })
+}
+
+fn print_warnings(reply: &Reply<'_>, format: Format) {
+    if format != Format::Text {
+        return;
+    }
+    let warnings: Vec<String> = reply
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == Severity::Warning)
+        .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
+        .collect();
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.concat().as_bytes()));
+    }
+}
+
+fn render(
+    short: &impl Fn(ObjectId) -> String,
+    settings: &Settings,
+    reply: &Reply<'_>,
+    reports: &[TaskReport],
+    tally: Tally,
+    out: &Outcome_,
+    streamed: bool,
+) -> Result<(), CliError> {
+    let worktree = JsonWorktree {
+        written: out.worktree.written.clone(),
+        kept: out
+            .worktree
+            .kept
+            .iter()
+            .map(|(path, reason)| JsonKept {
+                path: path.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+    };
+    if settings.format == Format::Json {
+        let report = JsonReport {
+            status: out.status,
+            exit_code: out.exit_code,
+            message: out.message.clone(),
+            branch: out.branch.clone(),
+            base: out.base.map(|id| id.to_string()),
+            pre: out.pre.map(|id| id.to_string()),
+            post: out.post.map(|id| id.to_string()),
+            rejected_ref: out.rejected_ref.clone(),
+            summary: tally,
+            tasks: reports,
+            diagnostics: &reply.diagnostics,
+            worktree,
+            diff: out.diff.clone(),
+        };
+        return write_json(&report);
+    }
+    write_stdout(|w| {
+        if !streamed && settings.output_mode == OutputMode::Buffer {
+            for t in reports {
+                w.write_all(task_lines(t).as_bytes())?;
+            }
+        }
+        for kept in &worktree.kept {
+            writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+        }
+        if let Some(diff) = &out.diff {
+            w.write_all(diff.as_bytes())?;
+        }
+        let ids = match (out.pre, out.post) {
+            (_, Some(post)) if out.status != "rejected" => {
+                let pre = match out.pre {
+                    Some(p) if Some(p) != out.base => short(p),
+                    _ => "none (clean tree)".to_string(),
+                };
+                format!(
+                    " on {}: pre {pre}, post {}",
+                    out.branch.as_deref().unwrap_or("?"),
+                    short(post)
+                )
+            }
+            _ => String::new(),
+        };
+        writeln!(w, "clada: {}{ids}", out.message)
+    })
+}
+
+/// `--no-git`: edit the current directory in place.
+fn run_no_git(
+    args: &ApplyArgs,
+    repo: Option<&Repository>,
+    delims: &csl::Delimiters,
+) -> Result<Outcome, CliError> {
+    if args.from_commit.is_some() || args.from_note.is_some() {
+        return Err(CliError::new(
+            "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
+        ));
+    }
+    let input = ReplyInput::read(args.input.as_deref())?;
+    let reply = parse_input(&input, delims);
+    let layers = Layers::new(repo);
+    let settings = resolve(args, &layers)?;
+    if reply.has_fatal() {
+        return finish_fatal(&reply, &input.origin, settings.format);
+    }
+    if settings.dry_run {
+        return Err(CliError::new(
+            "--dry-run with --no-git is not supported: there is no repository to compute the diff in",
+        ));
+    }
+    let root = std::env::current_dir()
+        .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
+    let mut files = DirFiles::new(&root);
+    let tasks = plan(&reply);
+    let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    print_warnings(&reply, settings.format);
+    // --atomic: one checkpoint around everything, undone if any task fails.
+    let whole = settings.atomic.then(|| files.checkpoint());
+    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+        if streaming {
+            let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+        }
+    });
+    let tally = Tally::of(&reports);
+    let out = match whole {
+        Some(checkpoint) if !tally.all_succeeded() => {
+            files.rollback(checkpoint).map_err(|e| {
+                CliError::new(format!(
+                    "--atomic: a task failed and undoing the others failed too: {e}"
+                ))
+            })?;
+            Outcome_::new(
+                "rejected",
+                Outcome::Failed,
+                format!(
+                    "not applied: a task failed and --atomic is set; every change was undone ({tally})"
+                ),
+            )
+        }
+        whole => {
+            if let Some(checkpoint) = whole {
+                files.keep(checkpoint);
+            }
+            let (status, outcome) = if tally.all_succeeded() {
+                ("success", Outcome::Success)
+            } else {
+                ("failed", Outcome::Failed)
+            };
+            Outcome_::new(
+                status,
+                outcome,
+                format!("applied in {} without git ({tally})", root.display()),
+            )
+        }
+    };
+    let outcome = out.outcome;
+    render(
+        &|id: ObjectId| id.to_string(),
+        &settings,
+        &reply,
+        &reports,
+        tally,
+        &out,
+        streaming,
+    )?;
+    Ok(outcome)
+}

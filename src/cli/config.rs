@@ -1,0 +1,152 @@
+//! Settings of `apply`: flag, then `git config clada.<name>`, then the
+//! team's `.clada/config.toml` (read from the state before the apply),
+//! then the default (apply.md §7).
+
+use std::time::Duration;
+
+use crate::git::Repository;
+
+use super::CliError;
+
+/// The team's settings file, in the repository.
+pub const TEAM_CONFIG: &str = ".clada/config.toml";
+
+/// The layers below the command line.
+pub struct Layers<'r> {
+    repo: Option<&'r Repository>,
+    team: Option<toml::Table>,
+}
+
+impl<'r> Layers<'r> {
+    pub fn new(repo: Option<&'r Repository>) -> Layers<'r> {
+        Layers { repo, team: None }
+    }
+
+    /// Adds the team's settings from the text of `.clada/config.toml`.
+    pub fn with_team(mut self, text: Option<&[u8]>) -> Result<Layers<'r>, CliError> {
+        let Some(bytes) = text else {
+            return Ok(self);
+        };
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| CliError::new(format!("{TEAM_CONFIG} is not UTF-8")))?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            CliError::new(format!("{TEAM_CONFIG} is malformed: {e}")).hint(format!(
+                "fix {TEAM_CONFIG} (it is read from the state before the apply)"
+            ))
+        })?;
+        self.team = Some(table);
+        Ok(self)
+    }
+
+    /// The raw value of setting `name` (camelCase, as after `clada.`) and
+    /// where it came from.
+    fn raw(&self, name: &str) -> Option<(String, String)> {
+        if let Some(repo) = self.repo
+            && let Some(v) = repo.config_string(&format!("clada.{name}"))
+        {
+            return Some((v, format!("git config clada.{name}")));
+        }
+        let value = self.team.as_ref()?.get(name)?;
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        Some((text, format!("{TEAM_CONFIG} key {name}")))
+    }
+
+    /// `flag` if given, else the configured value parsed with `parse`.
+    pub fn get<T>(
+        &self,
+        flag: Option<T>,
+        name: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        expected: &str,
+    ) -> Result<Option<T>, CliError> {
+        if flag.is_some() {
+            return Ok(flag);
+        }
+        match self.raw(name) {
+            None => Ok(None),
+            Some((raw, source)) => parse(raw.trim())
+                .map(Some)
+                .ok_or_else(|| CliError::new(format!("{source} = {raw:?} is not {expected}"))),
+        }
+    }
+}
+
+/// `true`/`false` as git spells them.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// `10s`, `500ms`, `2m`, or a number of seconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, "s"),
+    };
+    let n: f64 = number.parse().ok()?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" | "sec" | "secs" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// clap value parser for durations.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
+    parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (like 10s, 500ms, 2m)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10s"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("soon"), None);
+        assert_eq!(parse_duration("-1"), None);
+    }
+
+    #[test]
+    fn team_config_is_read_and_errors_name_the_file_and_line() {
+        let layers = Layers::new(None)
+            .with_team(Some(b"match = \"whitespace\"\natomic = true\n"))
+            .unwrap();
+        let m = layers
+            .get(None, "match", |s| Some(s.to_string()), "x")
+            .unwrap();
+        assert_eq!(m.as_deref(), Some("whitespace"));
+        assert_eq!(
+            layers.get(None, "atomic", parse_bool, "a boolean").unwrap(),
+            Some(true)
+        );
+        assert_eq!(
+            layers
+                .get(Some(false), "atomic", parse_bool, "a boolean")
+                .unwrap(),
+            Some(false)
+        );
+        let err = Layers::new(None)
+            .with_team(Some(b"a = 1\nb = \n"))
+            .err()
+            .unwrap();
+        assert!(
+            err.message.contains(".clada/config.toml") && err.message.contains("line 2"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! The apply lock: `clada.lock` in the git dir.
+//!
+//! Owns mutual exclusion between clada processes on one repository. The
+//! lock file is created atomically (`create_new`) and holds the holder's
+//! process id and start time; a lock whose holder is gone (crashed or
+//! killed) is stale and is broken. Waiting retries with a short backoff up
+//! to the timeout.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// File name of the lock inside the git dir.
+pub const LOCK_NAME: &str = "clada.lock";
+
+/// Why the lock could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("lock_timeout: another clada process holds {path} (pid {holder}); waited {waited:?}")]
+    Timeout {
+        path: PathBuf,
+        holder: String,
+        waited: Duration,
+    },
+    #[error("cannot create {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A held lock; released (the file removed) when dropped.
+#[derive(Debug)]
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// What identifies a live process: its pid and, where the system tells, its
+/// start time (so a reused pid is not mistaken for the holder).
+fn identity(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (start time) comes after the command name, which is in
+    // parentheses and may itself contain spaces.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after
+        .split_whitespace()
+        .nth(19)
+        .map(|s| format!("{pid} {s}"))
+}
+
+fn my_identity() -> String {
+    let pid = std::process::id();
+    identity(pid).unwrap_or_else(|| format!("{pid} ?"))
+}
+
+/// Whether the holder recorded in a lock file is still running.
+fn holder_alive(content: &str) -> bool {
+    let mut parts = content.split_whitespace();
+    let Some(pid) = parts.next().and_then(|p| p.parse::<u32>().ok()) else {
+        // Unreadable content: a writer crashed between create and write.
+        return false;
+    };
+    let start = parts.next().unwrap_or("?");
+    if !Path::new("/proc/self").exists() {
+        // No /proc: cannot tell, so never break a lock we cannot judge.
+        return true;
+    }
+    match identity(pid) {
+        None => false,
+        Some(now) => start == "?" || now == format!("{pid} {start}"),
+    }
+}
+
+/// Takes the lock in `git_dir`, waiting up to `timeout`.
+pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
+    let path = git_dir.join(LOCK_NAME);
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut file) => {
+                let io = |source| LockError::Io {
+                    path: path.clone(),
+                    source,
+                };
+                file.write_all(my_identity().as_bytes()).map_err(io)?;
+                file.sync_all().map_err(io)?;
+                return Ok(Lock { path });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if is_stale(&path) {
+                    break_stale(&path);
+                    continue;
+                }
+                let content = std::fs::read_to_string(&path).unwrap_or_default();
+                if started.elapsed() >= timeout {
+                    return Err(LockError::Timeout {
+                        path,
+                        holder: content.split_whitespace().next().unwrap_or("?").to_string(),
+                        waited: started.elapsed(),
+                    });
+                }
+                std::thread::sleep(pause.min(timeout.saturating_sub(started.elapsed())));
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            Err(source) => return Err(LockError::Io { path, source }),
+        }
+    }
+}
+
+/// Whether the lock at `path` belongs to a process that is gone. A file
+/// that is still empty may be being written right now: it is only judged
+/// once it has content or is a few seconds old.
+fn is_stale(path: &Path) -> bool {
+    let Ok(content) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let young = content.is_empty()
+        && std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age < Duration::from_secs(2));
+    !young && !holder_alive(&content)
+}
+
+/// Removes a stale lock. Two processes may find the same stale lock at
+/// once; without care the slower one would remove the lock the faster one
+/// has just taken. So breaking happens under a second lock file, and the
+/// lock is judged again under it before it is removed.
+fn break_stale(path: &Path) {
+    let breaker = path.with_extension("lock.break");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&breaker)
+    {
+        Ok(_) => {
+            if is_stale(path) {
+                let _ = std::fs::remove_file(path);
+            }
+            let _ = std::fs::remove_file(&breaker);
+        }
+        Err(_) => {
+            // Someone else is breaking it. A breaker left by a crash in
+            // this tiny window is removed once it is clearly old.
+            let old = std::fs::metadata(&breaker)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(10));
+            if old {
+                let _ = std::fs::remove_file(&breaker);
+            } else {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_holder_times_out_and_release_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = acquire(dir.path(), Duration::from_secs(1)).unwrap();
+        let err = acquire(dir.path(), Duration::from_millis(50)).unwrap_err();
+        assert!(matches!(err, LockError::Timeout { .. }));
+        drop(first);
+        assert!(acquire(dir.path(), Duration::from_millis(50)).is_ok());
+    }
+
+    #[test]
+    fn a_dead_holders_lock_is_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid far above any real one: no such process.
+        std::fs::write(dir.path().join(LOCK_NAME), "4000000000 123").unwrap();
+        assert!(acquire(dir.path(), Duration::from_millis(50)).is_ok());
+        // Garbage from a crash between create and write, old enough.
+        std::fs::write(dir.path().join(LOCK_NAME), "").unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.path().join(LOCK_NAME))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(acquire(dir.path(), Duration::from_millis(50)).is_ok());
+    }
+}

@@ -1,0 +1,170 @@
+//! The `pre` snapshot: the user's working tree as a tree object.
+//!
+//! Owns finding what differs from HEAD (tracked changes, staged changes and
+//! untracked files that are not ignored, through gix's status) and writing
+//! a tree of the working tree's state: HEAD's tree with each such path
+//! taken from the disk. Only the differing paths are read, so the cost is
+//! that of a status plus the changed files.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+
+use super::{GitError, Repository};
+use crate::fsmode::is_executable;
+
+/// What the working tree holds at a path, as git would commit it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnDisk {
+    Missing,
+    Blob {
+        id: ObjectId,
+        kind: EntryKind,
+    },
+    /// A directory where a file was tracked (or a nested repository): left
+    /// out of the snapshot.
+    Other,
+}
+
+/// The working tree state that differs from HEAD.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The tree of the working tree state (HEAD's tree when clean).
+    pub tree: ObjectId,
+    /// Paths whose state differs from HEAD's tree, with what is on disk.
+    pub paths: Vec<(String, OnDisk)>,
+}
+
+impl Repository {
+    /// Paths where the working tree or index differ from `head_tree`.
+    fn dirty_paths(&self, head_tree: ObjectId) -> Result<BTreeSet<String>, GitError> {
+        use gix::status::{
+            Item, UntrackedFiles, index_worktree::Item as W, tree_index::TrackRenames,
+        };
+        let fail = |e: gix::Error| GitError::op("compute the status", e);
+        let iter = self
+            .repo
+            .status(gix::progress::Discard)
+            .map_err(fail)?
+            .untracked_files(UntrackedFiles::Files)
+            .index_worktree_rewrites(None)
+            .tree_index_track_renames(TrackRenames::Disabled)
+            .head_tree(head_tree)
+            .into_iter(None)
+            .map_err(fail)?;
+        let mut paths = BTreeSet::new();
+        for item in iter {
+            let item = item.map_err(fail)?;
+            match item {
+                Item::TreeIndex(change) => {
+                    paths.insert(change.location().to_string());
+                }
+                Item::IndexWorktree(w) => {
+                    let counts = match &w {
+                        W::Modification { status, .. } => !matches!(
+                            status,
+                            gix::status::plumbing::index_as_worktree::EntryStatus::NeedsUpdate(_)
+                        ),
+                        W::DirectoryContents { entry, .. } => {
+                            matches!(entry.status, gix::dir::entry::Status::Untracked)
+                                && !matches!(
+                                    entry.disk_kind,
+                                    Some(
+                                        gix::dir::entry::Kind::Repository
+                                            | gix::dir::entry::Kind::Directory
+                                    )
+                                )
+                        }
+                        W::Rewrite { .. } => true,
+                    };
+                    if counts {
+                        paths.insert(w.rela_path().to_string());
+                    }
+                }
+            }
+        }
+        Ok(paths)
+    }
+
+    /// Reads `path` of the working tree as git would store it, writing the
+    /// blob.
+    fn read_disk(&self, workdir: &Path, path: &str) -> Result<OnDisk, GitError> {
+        let full = workdir.join(path);
+        let meta = match std::fs::symlink_metadata(&full) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Missing),
+            Err(e) => return Err(GitError::op(format!("read {path}"), e)),
+        };
+        let (bytes, kind) = if meta.file_type().is_symlink() {
+            let target =
+                std::fs::read_link(&full).map_err(|e| GitError::op(format!("read {path}"), e))?;
+            (
+                target.into_os_string().into_encoded_bytes(),
+                EntryKind::Link,
+            )
+        } else if meta.is_file() {
+            let bytes =
+                std::fs::read(&full).map_err(|e| GitError::op(format!("read {path}"), e))?;
+            (
+                bytes,
+                if is_executable(&meta) {
+                    EntryKind::BlobExecutable
+                } else {
+                    EntryKind::Blob
+                },
+            )
+        } else {
+            return Ok(OnDisk::Other);
+        };
+        let id = self
+            .repo
+            .write_blob(&bytes)
+            .map_err(|e| GitError::op("write a blob", e))?
+            .detach();
+        Ok(OnDisk::Blob { id, kind })
+    }
+
+    /// Takes the snapshot of the working tree against `head_tree`.
+    pub fn snapshot(&self, head_tree: ObjectId) -> Result<Snapshot, GitError> {
+        let workdir = self
+            .workdir()
+            .ok_or_else(|| GitError::op("snapshot the working tree", "the repository is bare"))?
+            .to_path_buf();
+        let dirty = self.dirty_paths(head_tree)?;
+        if dirty.is_empty() {
+            return Ok(Snapshot {
+                tree: head_tree,
+                paths: Vec::new(),
+            });
+        }
+        let mut editor = self
+            .repo
+            .edit_tree(head_tree)
+            .map_err(|e| GitError::op("edit the tree", e))?;
+        let mut paths = Vec::with_capacity(dirty.len());
+        for path in dirty {
+            let state = self.read_disk(&workdir, &path)?;
+            match &state {
+                OnDisk::Blob { id, kind } => {
+                    editor
+                        .upsert(path.as_str(), *kind, *id)
+                        .map_err(|e| GitError::op(format!("snapshot {path}"), e))?;
+                }
+                OnDisk::Missing => {
+                    editor
+                        .remove(path.as_str())
+                        .map_err(|e| GitError::op(format!("snapshot {path}"), e))?;
+                }
+                OnDisk::Other => continue,
+            }
+            paths.push((path, state));
+        }
+        let tree = editor
+            .write()
+            .map_err(|e| GitError::op("write the snapshot tree", e))?
+            .detach();
+        Ok(Snapshot { tree, paths })
+    }
+}

@@ -1,0 +1,382 @@
+//! Bringing the user's working tree and index to the applied commit.
+//!
+//! Owns step 9 of git.md §1. Only paths the apply touched are looked at:
+//! the files the reply changed (written to disk unless the user changed them
+//! since the snapshot: those are kept and reported) and the paths of the
+//! snapshot (whose index entries now match the new commit). The index is
+//! read and written under git's own `index.lock`. A journal in the git dir
+//! records the update before it starts, so that an update cut short by a
+//! crash is finished by the next apply.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+
+use super::snapshot::OnDisk;
+use super::tree::Changed;
+use super::{GitError, Repository};
+use crate::fsmode::set_executable;
+
+/// The journal of an update in progress.
+const JOURNAL: &str = "clada-worktree-update";
+
+/// What the update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorktreeUpdate {
+    /// Files written with the applied content.
+    pub written: Vec<String>,
+    /// Files left as they are, with why.
+    pub kept: Vec<(String, String)>,
+}
+
+/// The final state of one path in the new commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Final {
+    Absent,
+    Entry(ObjectId, EntryKind),
+}
+
+/// The whole update, as recorded in the journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The commit the branch now points at.
+    pub commit: ObjectId,
+    pub snapshot: Vec<(String, OnDisk)>,
+    pub changed: Vec<Changed>,
+}
+
+fn kind_code(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::BlobExecutable => "x",
+        EntryKind::Link => "l",
+        _ => "f",
+    }
+}
+
+fn kind_from(code: &str) -> Option<EntryKind> {
+    Some(match code {
+        "x" => EntryKind::BlobExecutable,
+        "l" => EntryKind::Link,
+        "f" => EntryKind::Blob,
+        _ => return None,
+    })
+}
+
+impl Plan {
+    /// One line per item; paths last (they may hold spaces, never newlines
+    /// or tabs in what clada writes).
+    fn encode(&self) -> String {
+        let mut out = format!("commit {}\n", self.commit);
+        for (path, state) in &self.snapshot {
+            match state {
+                OnDisk::Blob { id, kind } => {
+                    out.push_str(&format!("s {id} {}\t{path}\n", kind_code(*kind)))
+                }
+                OnDisk::Missing => out.push_str(&format!("s - -\t{path}\n")),
+                OnDisk::Other => {}
+            }
+        }
+        for c in &self.changed {
+            let before = c.before.map_or("- -".to_string(), |(id, x)| {
+                format!("{id} {}", if x { "x" } else { "f" })
+            });
+            let (id, x) = c.after;
+            out.push_str(&format!(
+                "c {before} {id} {}\t{}\n",
+                if x { "x" } else { "f" },
+                c.path
+            ));
+        }
+        out
+    }
+
+    fn decode(text: &str) -> Option<Plan> {
+        let mut lines = text.lines();
+        let commit = ObjectId::from_hex(lines.next()?.strip_prefix("commit ")?.as_bytes()).ok()?;
+        let (mut snapshot, mut changed) = (Vec::new(), Vec::new());
+        for line in lines {
+            let (head, path) = line.split_once('\t')?;
+            let fields: Vec<&str> = head.split(' ').collect();
+            match fields.as_slice() {
+                ["s", "-", "-"] => snapshot.push((path.to_string(), OnDisk::Missing)),
+                ["s", id, kind] => snapshot.push((
+                    path.to_string(),
+                    OnDisk::Blob {
+                        id: ObjectId::from_hex(id.as_bytes()).ok()?,
+                        kind: kind_from(kind)?,
+                    },
+                )),
+                ["c", b_id, b_x, id, x] => changed.push(Changed {
+                    path: path.to_string(),
+                    before: if *b_id == "-" {
+                        None
+                    } else {
+                        Some((ObjectId::from_hex(b_id.as_bytes()).ok()?, *b_x == "x"))
+                    },
+                    after: (ObjectId::from_hex(id.as_bytes()).ok()?, *x == "x"),
+                }),
+                _ => return None,
+            }
+        }
+        Some(Plan {
+            commit,
+            snapshot,
+            changed,
+        })
+    }
+}
+
+impl Repository {
+    fn journal_path(&self) -> PathBuf {
+        self.git_dir().join(JOURNAL)
+    }
+
+    /// A worktree update that a crash cut short, if any.
+    pub fn pending_update(&self) -> Result<Option<Plan>, GitError> {
+        match std::fs::read_to_string(self.journal_path()) {
+            Ok(text) => Ok(Plan::decode(&text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(GitError::op("read the worktree journal", e)),
+        }
+    }
+
+    /// Forgets a pending update (when the branch has moved on since).
+    pub fn drop_pending_update(&self) -> Result<(), GitError> {
+        match std::fs::remove_file(self.journal_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(GitError::op("remove the worktree journal", e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Records `plan` so that a crash during [`Repository::update_worktree`]
+    /// can be finished later.
+    pub fn record_update(&self, plan: &Plan) -> Result<(), GitError> {
+        let path = self.journal_path();
+        let tmp = path.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(plan.encode().as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| GitError::op("write the worktree journal", e))
+    }
+
+    /// Brings the working tree and index to the applied commit for the paths
+    /// in `plan`, then removes the journal. Safe to run again on the same
+    /// plan: files already written are recognised.
+    pub fn update_worktree(&self, plan: &Plan) -> Result<WorktreeUpdate, GitError> {
+        let workdir = self
+            .workdir()
+            .ok_or_else(|| GitError::op("update the working tree", "the repository is bare"))?
+            .to_path_buf();
+        let hash = self.repo.object_hash();
+        let index_path = self.repo.index_path();
+        // git's own lock first, then read: no other writer can slip in.
+        let mut lock = gix::lock::File::acquire_to_update_resource(
+            &index_path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
+            None,
+            0,
+        )
+        .map_err(|e| GitError::op("lock the index", e))?;
+        let mut index =
+            gix::index::File::at_or_default(&index_path, hash, false, Default::default())
+                .map_err(|e| GitError::op("read the index", e))?;
+
+        let mut report = WorktreeUpdate::default();
+        let mut finals: std::collections::BTreeMap<String, Final> = plan
+            .snapshot
+            .iter()
+            .filter_map(|(path, state)| match state {
+                OnDisk::Blob { id, kind } => Some((path.clone(), Final::Entry(*id, *kind))),
+                OnDisk::Missing => Some((path.clone(), Final::Absent)),
+                OnDisk::Other => None,
+            })
+            .collect();
+        for c in &plan.changed {
+            let (id, x) = c.after;
+            let kind = if x {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            };
+            finals.insert(c.path.clone(), Final::Entry(id, kind));
+            match self.write_file(&workdir, c)? {
+                None => report.written.push(c.path.clone()),
+                Some(reason) => report.kept.push((c.path.clone(), reason)),
+            }
+            crate::fault::point("worktree-file");
+        }
+
+        let paths: std::collections::BTreeSet<&str> = finals.keys().map(String::as_str).collect();
+        index.remove_entries(|_, path, _| paths.contains(path.to_str_lossy().as_ref()));
+        for (path, state) in &finals {
+            let Final::Entry(id, kind) = state else {
+                continue;
+            };
+            let mode = match kind {
+                EntryKind::BlobExecutable => gix::index::entry::Mode::FILE_EXECUTABLE,
+                EntryKind::Link => gix::index::entry::Mode::SYMLINK,
+                _ => gix::index::entry::Mode::FILE,
+            };
+            let stat = disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default();
+            index.dangerously_push_entry(
+                stat,
+                *id,
+                gix::index::entry::Flags::empty(),
+                mode,
+                path.as_str().into(),
+            );
+        }
+        index.sort_entries();
+        // The cached trees no longer match the entries (see gix's docs).
+        index.remove_tree();
+        index
+            .write_to(&mut lock, Default::default())
+            .map_err(|e| GitError::op("write the index", e))?;
+        lock.commit()
+            .map_err(|e| GitError::op("write the index", e.error))?;
+        crate::fault::point("index-written");
+        self.drop_pending_update()?;
+        Ok(report)
+    }
+
+    /// Writes the applied content of `c` unless the file on disk is neither
+    /// the snapshot's version nor already the applied one. `Some(reason)`
+    /// when the file was kept.
+    fn write_file(&self, workdir: &Path, c: &Changed) -> Result<Option<String>, GitError> {
+        let hash = self.repo.object_hash();
+        let full = workdir.join(&c.path);
+        // Never write through a symbolic link or into a non-directory on
+        // disk (an ignored link could point outside the repository).
+        let mut dir = workdir.to_path_buf();
+        let parents: Vec<&str> = c.path.split('/').collect();
+        for part in &parents[..parents.len() - 1] {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Ok(Some(format!(
+                        "{} is a symbolic link on disk; the applied version is in the commit",
+                        dir.strip_prefix(workdir).unwrap_or(&dir).display()
+                    )));
+                }
+                Ok(m) if !m.is_dir() => {
+                    return Ok(Some(format!(
+                        "{} is not a directory on disk; the applied version is in the commit",
+                        dir.strip_prefix(workdir).unwrap_or(&dir).display()
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let now = match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(GitError::op(format!("read {}", c.path), e)),
+            Ok(m) if !m.is_file() => {
+                return Ok(Some(
+                    "is no longer a regular file on disk; the applied version is in the commit"
+                        .to_string(),
+                ));
+            }
+            Ok(_) => {
+                let bytes = std::fs::read(&full)
+                    .map_err(|e| GitError::op(format!("read {}", c.path), e))?;
+                Some(
+                    gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
+                        .map_err(|e| GitError::op("hash a file", e))?,
+                )
+            }
+        };
+        let (after, executable) = c.after;
+        if now == Some(after) {
+            set_executable(&full, executable)
+                .map_err(|e| GitError::op(format!("set the mode of {}", c.path), e))?;
+            return Ok(None);
+        }
+        if now != c.before.map(|(id, _)| id) {
+            return Ok(Some(
+                "you changed this file after the apply started; it was left as is (the applied version is in the commit)".to_string(),
+            ));
+        }
+        let bytes = self.blob(after)?;
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| GitError::op(format!("create the directory of {}", c.path), e))?;
+        }
+        // Write beside, then rename: a crash leaves the old or the new file.
+        let tmp = full.with_file_name(format!(
+            ".{}.clada-tmp",
+            full.file_name().and_then(|n| n.to_str()).unwrap_or("file")
+        ));
+        let io = |e| GitError::op(format!("write {}", c.path), e);
+        std::fs::write(&tmp, &bytes).map_err(io)?;
+        set_executable(&tmp, executable).map_err(io)?;
+        std::fs::rename(&tmp, &full).map_err(io)?;
+        Ok(None)
+    }
+}
+
+/// The index stat of `path` if its content is `id`; `None` (a zero stat,
+/// which makes git look at the content) otherwise.
+fn disk_stat_if_matches(
+    path: &Path,
+    id: ObjectId,
+    hash: gix::hash::Kind,
+) -> Option<gix::index::entry::Stat> {
+    let meta = gix::index::fs::Metadata::from_path_no_follow(path).ok()?;
+    let bytes = if meta.is_symlink() {
+        std::fs::read_link(path)
+            .ok()?
+            .into_os_string()
+            .into_encoded_bytes()
+    } else {
+        std::fs::read(path).ok()?
+    };
+    let found = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes).ok()?;
+    if found != id {
+        return None;
+    }
+    gix::index::entry::Stat::from_fs(&meta).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_round_trips() {
+        let id = |n: u8| ObjectId::from_bytes_or_panic(&[n; 20]);
+        let plan = Plan {
+            commit: id(1),
+            snapshot: vec![
+                (
+                    "a b.txt".into(),
+                    OnDisk::Blob {
+                        id: id(2),
+                        kind: EntryKind::BlobExecutable,
+                    },
+                ),
+                ("gone".into(), OnDisk::Missing),
+            ],
+            changed: vec![
+                Changed {
+                    path: "new file".into(),
+                    before: None,
+                    after: (id(3), false),
+                },
+                Changed {
+                    path: "dir/x".into(),
+                    before: Some((id(4), true)),
+                    after: (id(5), true),
+                },
+            ],
+        };
+        assert_eq!(Plan::decode(&plan.encode()), Some(plan));
+    }
+}

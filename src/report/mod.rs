@@ -1,0 +1,101 @@
+//! The apply report: one entry per task, then a summary.
+//!
+//! Owns the report model (serialised as the JSON report, documented in
+//! `doc/report.md`) and its text rendering (apply.md §2). Every ERROR
+//! carries a stable error type, what was expected and found, and detail
+//! lines that tell the reply's author what to send instead.
+
+pub mod text;
+
+use serde::Serialize;
+
+use crate::csl::{OpKind, TaskId};
+
+/// The outcome of one task (apply.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    Success,
+    Error,
+    Skip,
+    Fatal,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Success => "SUCCESS",
+            Status::Error => "ERROR",
+            Status::Skip => "SKIP",
+            Status::Fatal => "FATAL",
+        }
+    }
+}
+
+/// One task (or one operation of a TASKS block).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskReport {
+    #[serde(serialize_with = "as_string")]
+    pub task: TaskId,
+    #[serde(serialize_with = "op_name")]
+    pub op: OpKind,
+    /// The file (WRITE/SEARCH) or command (RUN) the task is about.
+    pub target: Option<String>,
+    /// Line of the operation's marker in the reply.
+    pub line: u32,
+    pub status: Status,
+    /// A stable identifier for errors (`match_count_mismatch`, …).
+    pub error_type: Option<&'static str>,
+    /// What happened, in one line.
+    pub message: String,
+    /// Further lines (closest match, differences, hints), in order.
+    pub details: Vec<String>,
+    /// The operations of a TASKS block.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<TaskReport>,
+}
+
+fn as_string<S: serde::Serializer>(t: &TaskId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(t)
+}
+
+fn op_name<S: serde::Serializer>(op: &OpKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(op.name())
+}
+
+/// Task counts for the summary and the `Clada-Tasks` trailer. A TASKS
+/// block counts as one task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub succeeded: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Tally {
+    pub fn of(tasks: &[TaskReport]) -> Tally {
+        let mut t = Tally::default();
+        for task in tasks {
+            match task.status {
+                Status::Success => t.succeeded += 1,
+                Status::Error | Status::Fatal => t.failed += 1,
+                Status::Skip => t.skipped += 1,
+            }
+        }
+        t
+    }
+
+    pub fn all_succeeded(&self) -> bool {
+        self.failed == 0 && self.skipped == 0
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} succeeded, {} failed, {} skipped",
+            self.succeeded, self.failed, self.skipped
+        )
+    }
+}
