@@ -1,15 +1,31 @@
-//! Fault injection for the crash-safety tests.
+//! Fault injection for the crash-safety and race tests.
 //!
 //! In debug builds, `CLADA_FAULT=<point>` aborts the process at that named
-//! point of the apply transaction, the way a crash or `kill -9` would. In
-//! release builds this compiles to nothing.
+//! point of the apply transaction, the way a crash or `kill -9` would, and
+//! `CLADA_PAUSE=<point>:<path>` stops there: it creates `<path>.reached`
+//! and waits (up to 60 s) for `<path>.go` to exist, so a test can act at
+//! that moment (move the branch, edit a file). In release builds this
+//! compiles to nothing.
 
 /// Aborts here if `CLADA_FAULT` names `point` (debug builds only).
 #[inline]
 pub fn point(point: &str) {
     #[cfg(debug_assertions)]
-    if std::env::var("CLADA_FAULT").is_ok_and(|p| p == point) {
-        std::process::abort();
+    {
+        if std::env::var("CLADA_FAULT").is_ok_and(|p| p == point) {
+            std::process::abort();
+        }
+        if let Ok(spec) = std::env::var("CLADA_PAUSE")
+            && let Some((at, path)) = spec.split_once(':')
+            && at == point
+        {
+            let _ = std::fs::write(format!("{path}.reached"), b"");
+            let go = std::path::PathBuf::from(format!("{path}.go"));
+            let start = std::time::Instant::now();
+            while !go.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
     }
     #[cfg(not(debug_assertions))]
     let _ = point;

@@ -4,6 +4,8 @@
 //! clears the environment and git configuration so that no developer
 //! setting or clock can change a result.
 
+mod apply;
+mod apply_crash;
 mod common;
 mod conformance;
 mod help;

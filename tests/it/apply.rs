@@ -1,0 +1,1 @@
+//! End-to-end tests of `git clada apply` in hermetic repositories.

@@ -1,0 +1,1 @@
+//! Crash safety and concurrency of `git clada apply`.
