@@ -555,8 +555,13 @@ fn commit_and_advance(
     fault::point("post-committed");
     if settings.atomic && !tally.all_succeeded() {
         let name = next_rejected(repo)?;
-        repo.create_ref(&name, post, "clada: rejected apply (--atomic)")
-            .map_err(git_err)?;
+        repo.create_ref(
+            &settings.author,
+            &name,
+            post,
+            "clada: rejected apply (--atomic)",
+        )
+        .map_err(git_err)?;
         let mut o = Outcome_::new(
             "rejected",
             Outcome::Failed,
@@ -572,7 +577,13 @@ fn commit_and_advance(
         .map_err(git_err)?;
     fault::point("noted");
     let summary = message.lines().next().unwrap_or_default().to_string();
-    match repo.advance_branch(branch, base, post, &format!("clada: {summary}")) {
+    match repo.advance_branch(
+        &settings.author,
+        branch,
+        base,
+        post,
+        &format!("clada: {summary}"),
+    ) {
         Ok(()) => {}
         Err(UpdateError::Moved { .. }) => {
             let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);

@@ -170,6 +170,7 @@ impl Repository {
     /// unborn) to `new`, through HEAD so both reflogs get `message`.
     pub fn advance_branch(
         &self,
+        who: &Identity,
         branch: &str,
         expected: Option<ObjectId>,
         new: ObjectId,
@@ -183,7 +184,7 @@ impl Repository {
             .try_into()
             .map_err(|e| GitError::op("name HEAD", e))?;
         let edit = RefEdit::update(head, new, previous, message).with_deref(true);
-        if let Err(e) = self.repo.edit_reference(edit) {
+        if let Err(e) = self.edit_as(who, edit) {
             let found = self.ref_target(branch)?;
             if found != expected {
                 return Err(UpdateError::Moved {
@@ -198,19 +199,37 @@ impl Repository {
     }
 
     /// Creates the reference `name` at `id`; it must not exist yet.
-    pub fn create_ref(&self, name: &str, id: ObjectId, message: &str) -> Result<(), GitError> {
+    pub fn create_ref(
+        &self,
+        who: &Identity,
+        name: &str,
+        id: ObjectId,
+        message: &str,
+    ) -> Result<(), GitError> {
         let full: gix::refs::FullName = name
             .try_into()
             .map_err(|e| GitError::op(format!("name {name}"), e))?;
-        self.repo
-            .edit_reference(RefEdit::update(
-                full,
-                id,
-                PreviousValue::MustNotExist,
-                message,
-            ))
-            .map_err(|e| GitError::op(format!("create {name}"), e))?;
+        self.edit_as(
+            who,
+            RefEdit::update(full, id, PreviousValue::MustNotExist, message),
+        )
+        .map_err(|e| GitError::op(format!("create {name}"), e))?;
         Ok(())
+    }
+
+    /// Applies `edit` with `who` as the reflog's committer (the user may
+    /// have no identity configured; clada's commits do not need one).
+    fn edit_as(&self, who: &Identity, edit: RefEdit) -> Result<(), gix::Error> {
+        let time = time_from_env("GIT_COMMITTER_DATE")
+            .unwrap_or_else(|_| gix::date::Time::now_local_or_utc().to_string());
+        let committer = gix::actor::SignatureRef {
+            name: who.name.as_bytes().as_bstr(),
+            email: who.email.as_bytes().as_bstr(),
+            time: &time,
+        };
+        self.repo
+            .edit_references_as([edit], Some(committer))
+            .map(|_| ())
     }
 
     /// Names of the references under `prefix` (like `refs/clada/rejected/`).

@@ -1,1 +1,407 @@
-//! End-to-end tests of `git clada apply` in hermetic repositories.
+//! End-to-end tests of `git clada apply` in hermetic repositories: inputs,
+//! the commits and refs it writes, modes and settings. Per-operation rules
+//! are covered by the data-driven cases in `test-data/apply/`.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{clada, git, scratch};
+
+const DATE: &str = "2026-01-01T00:00:00Z";
+
+/// A repository with `files` committed on `main`.
+fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = scratch();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    for (path, content) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+    if !files.is_empty() {
+        git(dir.path(), &["add", "-A"]);
+        git(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                "initial",
+            ],
+        );
+    }
+    dir
+}
+
+/// `git` output in `dir`, trimmed.
+fn out(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
+    clada(dir, dir)
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE)
+        .arg("apply")
+        .args(args)
+        .write_stdin(stdin.to_string())
+        .assert()
+}
+
+fn json(a: &assert_cmd::assert::Assert) -> Value {
+    serde_json::from_slice(&a.get_output().stdout).expect("a JSON report")
+}
+
+const EDIT: &str = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n";
+
+#[test]
+fn clean_tree_gets_one_post_commit_with_trailers_note_and_reflogs() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let base = out(dir.path(), &["rev-parse", "HEAD"]);
+    apply(dir.path(), &["-"], EDIT).success();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        out(dir.path(), &["rev-parse", "HEAD^"]),
+        base,
+        "no pre commit on a clean tree"
+    );
+    let message = out(dir.path(), &["log", "-1", "--format=%B"]);
+    assert!(message.starts_with("[clada:post] edit a.txt"), "{message}");
+    let trailers = out(dir.path(), &["log", "-1", "--format=%(trailers:only)"]);
+    assert!(
+        trailers.contains("Clada-Tasks: 1 succeeded, 0 failed, 0 skipped"),
+        "{trailers}"
+    );
+    let reply_blob = trailers
+        .lines()
+        .find_map(|l| l.strip_prefix("Clada-Reply: "))
+        .expect("a Clada-Reply trailer");
+    assert_eq!(
+        out(dir.path(), &["cat-file", "-p", reply_blob]),
+        EDIT.trim()
+    );
+    assert_eq!(
+        out(dir.path(), &["notes", "--ref", "clada", "show", "HEAD"]),
+        EDIT.trim()
+    );
+    assert_eq!(
+        out(dir.path(), &["log", "-1", "--format=%an <%ae> %aI"]),
+        "clada <clada@localhost> 2026-01-01T00:00:00Z"
+    );
+    assert!(out(dir.path(), &["reflog", "-1", "main"]).contains("clada: [clada:post] edit a.txt"));
+    assert!(out(dir.path(), &["reflog", "-1", "HEAD"]).contains("clada: [clada:post] edit a.txt"));
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    assert!(out(dir.path(), &["fsck", "--no-dangling"]).is_empty());
+}
+
+#[test]
+fn dirty_work_is_committed_as_pre_and_status_is_clean_afterwards() {
+    let dir = repo(&[("a.txt", "old\n"), ("b.txt", "b\n"), ("gone.txt", "x\n")]);
+    std::fs::write(dir.path().join("b.txt"), "b changed\n").unwrap();
+    std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+    std::fs::write(dir.path().join("new.txt"), "untracked\n").unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(dir.path().join("build.log"), "ignored\n").unwrap();
+    apply(dir.path(), &["-"], EDIT).success();
+    assert_eq!(
+        out(dir.path(), &["log", "--format=%s", "-2"]),
+        "[clada:post] edit a.txt\n[clada:pre] snapshot before apply"
+    );
+    let pre_files = out(dir.path(), &["ls-tree", "-r", "--name-only", "HEAD^"]);
+    assert_eq!(pre_files, ".gitignore\na.txt\nb.txt\nnew.txt");
+    assert_eq!(out(dir.path(), &["show", "HEAD^:b.txt"]), "b changed");
+    assert_eq!(
+        out(dir.path(), &["status", "--porcelain"]),
+        "",
+        "only the ignored file stays out"
+    );
+    assert!(dir.path().join("build.log").exists());
+}
+
+#[test]
+fn unborn_branch_gets_a_root_commit() {
+    let dir = repo(&[]);
+    apply(
+        dir.path(),
+        &["-"],
+        "<---WRITE file=\"src/hello.txt\"--->\nhi\n<---END--->\n",
+    )
+    .success();
+    assert_eq!(out(dir.path(), &["rev-list", "--count", "HEAD"]), "1");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/hello.txt")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn detached_head_and_non_repositories_are_refused_with_hints() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    git(dir.path(), &["checkout", "-q", "--detach"]);
+    apply(dir.path(), &["-"], EDIT)
+        .code(2)
+        .stderr(predicates::str::contains("HEAD is detached"))
+        .stderr(predicates::str::contains("git switch"));
+    let plain = scratch();
+    apply(plain.path(), &["-"], EDIT)
+        .code(2)
+        .stderr(predicates::str::contains("not a git repository"))
+        .stderr(predicates::str::contains("--no-git"));
+}
+
+#[test]
+fn fatal_reply_changes_nothing() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    std::fs::write(dir.path().join("a.txt"), "dirty\n").unwrap();
+    let head = out(dir.path(), &["rev-parse", "HEAD"]);
+    let a = apply(
+        dir.path(),
+        &["--format", "json", "-"],
+        "<---WRTIE file=\"a.txt\"--->\nx\n<---END--->\n",
+    )
+    .code(2);
+    assert_eq!(json(&a)["status"], "fatal");
+    assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "dirty\n"
+    );
+}
+
+#[test]
+fn json_report_describes_tasks_commits_and_worktree() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let reply =
+        format!("{EDIT}<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\nx\n<---END--->\n");
+    let a = apply(dir.path(), &["--format", "json", "-"], &reply).code(1);
+    let v = json(&a);
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["branch"], "main");
+    assert_eq!(
+        v["post"].as_str().unwrap(),
+        out(dir.path(), &["rev-parse", "HEAD"])
+    );
+    assert_eq!(
+        v["summary"],
+        serde_json::json!({"succeeded": 1, "failed": 1, "skipped": 0})
+    );
+    assert_eq!(v["tasks"][0]["status"], "SUCCESS");
+    assert_eq!(v["tasks"][1]["error_type"], "match_count_mismatch");
+    assert_eq!(v["worktree"]["written"], serde_json::json!(["a.txt"]));
+}
+
+#[test]
+fn reply_from_a_commit_message_or_a_note() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            &format!("ask\n\n{EDIT}"),
+        ],
+    );
+    apply(dir.path(), &["--from-commit", "HEAD"], "").success();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+
+    let reply = "<---WRITE file=\"b.txt\"--->\nfrom a note\n<---END--->\n";
+    std::fs::write(dir.path().join("note.md"), reply).unwrap();
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "notes",
+            "--ref",
+            "clada-inbox",
+            "add",
+            "-F",
+            "note.md",
+            "HEAD",
+        ],
+    );
+    std::fs::remove_file(dir.path().join("note.md")).unwrap();
+    apply(dir.path(), &["--from-note", "HEAD"], "").success();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "from a note\n"
+    );
+    apply(dir.path(), &["--from-note", "HEAD"], "")
+        .code(2)
+        .stderr(predicates::str::contains(
+            "has no note in refs/notes/clada-inbox",
+        ));
+}
+
+#[test]
+fn dry_run_prints_the_diff_and_changes_nothing() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let refs_before = out(dir.path(), &["for-each-ref"]);
+    let objects_before = out(dir.path(), &["count-objects"]);
+    let a = apply(dir.path(), &["--dry-run", "-"], EDIT).success();
+    let text = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("-old\n+new\n"), "{text}");
+    assert!(text.contains("--- a/a.txt\n+++ b/a.txt"), "{text}");
+    assert_eq!(out(dir.path(), &["for-each-ref"]), refs_before);
+    assert_eq!(
+        out(dir.path(), &["count-objects"]),
+        objects_before,
+        "no objects written"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[test]
+fn atomic_keeps_the_branch_and_stores_the_result() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let head = out(dir.path(), &["rev-parse", "HEAD"]);
+    let reply =
+        format!("{EDIT}<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\nx\n<---END--->\n");
+    apply(dir.path(), &["--atomic", "-"], &reply)
+        .code(1)
+        .stdout(predicates::str::contains("refs/clada/rejected/1"));
+    assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        out(dir.path(), &["show", "refs/clada/rejected/1:a.txt"]),
+        "new"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+    apply(dir.path(), &["--atomic", "-"], &reply).code(1);
+    assert!(
+        out(dir.path(), &["for-each-ref", "refs/clada/rejected/"])
+            .contains("refs/clada/rejected/2")
+    );
+}
+
+#[test]
+fn no_git_edits_a_plain_directory_and_rolls_back_blocks() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    let reply = "<---TASKS--->\n<---WRITE file=\"made/new.txt\"--->\nx\n<---END--->\n<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\ny\n<---END--->\n<---END--->\n";
+    apply(dir.path(), &["--no-git", "-"], &format!("{EDIT}{reply}")).code(1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(
+        !dir.path().join("made").exists(),
+        "the failed block's file and directory are gone"
+    );
+    // --atomic undoes everything.
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    apply(
+        dir.path(),
+        &["--no-git", "--atomic", "-"],
+        &format!("{EDIT}{reply}"),
+    )
+    .code(1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[test]
+fn settings_come_from_git_config_then_the_team_file() {
+    let dir = repo(&[("a.py", "def f():\n\treturn 1\n")]);
+    let reply =
+        "<---SEARCH file=\"a.py\"--->\n    return 1\n<---REPLACE--->\n    return 2\n<---END--->\n";
+    apply(dir.path(), &["-"], reply).code(1);
+    git(dir.path(), &["config", "clada.match", "whitespace"]);
+    apply(dir.path(), &["-"], reply).success();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "def f():\n\treturn 2\n"
+    );
+
+    let dir = repo(&[
+        ("a.py", "def f():\n\treturn 1\n"),
+        (".clada/config.toml", "match = \"whitespace\"\n"),
+    ]);
+    apply(dir.path(), &["-"], reply).success();
+    // A flag wins.
+    let dir = repo(&[
+        ("a.py", "def f():\n\treturn 1\n"),
+        (".clada/config.toml", "match = \"whitespace\"\n"),
+    ]);
+    apply(dir.path(), &["--match", "exact", "-"], reply).code(1);
+    // A malformed team file is an error naming it.
+    let dir = repo(&[("a.txt", "old\n"), (".clada/config.toml", "match = \n")]);
+    apply(dir.path(), &["-"], EDIT)
+        .code(2)
+        .stderr(predicates::str::contains(".clada/config.toml is malformed"));
+}
+
+#[test]
+fn git_author_sets_the_identity_of_both_commits() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    std::fs::write(dir.path().join("b.txt"), "dirty\n").unwrap();
+    apply(
+        dir.path(),
+        &["--git-author", "Bot <bot@example.org>", "-"],
+        EDIT,
+    )
+    .success();
+    assert_eq!(
+        out(dir.path(), &["log", "-2", "--format=%an <%ae>|%cn <%ce>"]),
+        "Bot <bot@example.org>|Bot <bot@example.org>\nBot <bot@example.org>|Bot <bot@example.org>"
+    );
+    apply(dir.path(), &["--git-author", "nobody", "-"], EDIT).code(2);
+}
+
+#[test]
+fn a_reply_that_changes_nothing_moves_nothing() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    std::fs::write(dir.path().join("b.txt"), "dirty\n").unwrap();
+    let head = out(dir.path(), &["rev-parse", "HEAD"]);
+    apply(
+        dir.path(),
+        &["-"],
+        "<---WRITE file=\"a.txt\"--->\nold\n<---END--->\n",
+    )
+    .success()
+    .stdout(predicates::str::contains("nothing changed"));
+    assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "dirty\n"
+    );
+}
