@@ -15,22 +15,29 @@ repo=$(mktemp -d "${TMPDIR:-/tmp}/clada-try.XXXXXX")
 echo "==> scratch repository: $repo"
 git -C "$repo" init -q
 printf 'print("Hello, world!")\n' > "$repo/main.py"
-git -C "$repo" add main.py
-git -C "$repo" -c user.name=clada -c user.email=clada@localhost commit -qm "initial"
-cp "$root/examples/reply.md" "$root/examples/broken-reply.md" "$repo/"
+printf '# Notes\n' > "$repo/NOTES.md"
+git -C "$repo" add main.py NOTES.md
+git -C "$repo" -c user.name=you -c user.email=you@example.com commit -qm "initial"
+# Uncommitted work of yours, which clada must keep safe.
+printf 'draft idea\n' > "$repo/todo.txt"
 cd "$repo"
+examples="$root/examples"
 
 echo
-echo "==> git clada parse reply.md   (a well-formed reply)"
-git clada parse reply.md
+echo "==> git clada parse $examples/broken-reply.md   (every problem, with hints; exit status 2)"
+git clada parse "$examples/broken-reply.md" || echo "(exit status $?)"
 
 echo
-echo "==> git clada parse broken-reply.md   (every problem, with hints; exit status 2)"
-git clada parse broken-reply.md || echo "(exit status $?)"
+echo "==> git clada apply reply.md   (your uncommitted todo.txt goes into a pre commit first)"
+git clada apply "$examples/reply.md"
+echo
+git log --oneline --format='%h %s'
+echo "git status --porcelain: '$(git status --porcelain)'"
+echo "--- main.py"; cat main.py
 
 echo
-echo "==> git clada parse --format json reply.md   (for tools and agents)"
-git clada parse --format json reply.md | head -c 400; echo " ..."
+echo "==> git clada apply near-miss-reply.md   (a SEARCH that does not match: what the model is told)"
+git clada apply "$examples/near-miss-reply.md" || echo "(exit status $?)"
 
 echo
 echo "Next: 'git clada prompt' prints the guide to give your model; 'git help clada' opens the manual."

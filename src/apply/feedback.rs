@@ -46,9 +46,12 @@ pub struct Closest {
 /// lines up with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Difference {
-    /// Same text, different leading whitespace.
+    /// Same text, different leading whitespace (widths in characters, a
+    /// tab counting as one).
     Indentation {
         line: u32,
+        file: usize,
+        pattern: usize,
     },
     /// Leading whitespace is tabs on one side and spaces on the other.
     TabsVsSpaces {
@@ -71,8 +74,15 @@ pub enum Difference {
 impl Difference {
     pub fn describe(&self) -> String {
         match *self {
-            Difference::Indentation { line } => {
-                format!("line {line}: indentation differs")
+            Difference::Indentation {
+                line,
+                file,
+                pattern,
+            } => {
+                format!(
+                    "line {line}: the file indents this line by {file} character{}, your pattern by {pattern}",
+                    if file == 1 { "" } else { "s" }
+                )
             }
             Difference::TabsVsSpaces {
                 line,
@@ -327,7 +337,11 @@ fn differences(pattern: &[&str], region: &[&str], first_line: u32) -> Vec<Differ
                     file_uses_tabs: f_lead.contains('\t'),
                 });
             } else {
-                out.push(Difference::Indentation { line });
+                out.push(Difference::Indentation {
+                    line,
+                    file: f_lead.chars().count(),
+                    pattern: p_lead.chars().count(),
+                });
             }
         }
         if same_text && p_trail != f_trail {
@@ -499,7 +513,11 @@ mod tests {
             c.differences
         );
         assert!(
-            c.differences.contains(&Difference::Indentation { line: 2 }),
+            c.differences.contains(&Difference::Indentation {
+                line: 2,
+                file: 2,
+                pattern: 4
+            }),
             "{:?}",
             c.differences
         );

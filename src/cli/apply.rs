@@ -644,6 +644,8 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
                 "create"
             } else if t.message.starts_with("replaced") {
                 "edit"
+            } else if t.message.starts_with("appended") {
+                "append to"
             } else {
                 "write"
             };
