@@ -1,0 +1,2 @@
+def u():
+    return 1

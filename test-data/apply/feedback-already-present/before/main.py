@@ -1,0 +1,5 @@
+def greet(name):
+    print(f"Hello, {name}!")
+
+
+greet("world")

@@ -1,0 +1,2 @@
+msg = "It’s done"
+label = “Start”

@@ -1,0 +1,5 @@
+class Shop:
+    def total(self):
+        if self.items:
+            return sum(self.items)
+        return 0

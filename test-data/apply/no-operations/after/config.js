@@ -1,0 +1,1 @@
+const port = 3000;

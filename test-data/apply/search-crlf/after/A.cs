@@ -1,0 +1,8 @@
+class A
+{
+    void Run()
+    {
+        New();
+        More();
+    }
+}

@@ -1,0 +1,5 @@
+def greet(name):
+    print("Hello, " + name)
+
+
+greet("world")

@@ -1,0 +1,9 @@
+import sys
+
+
+def process(items):
+    return sum(items)
+
+
+def main():
+    print(process(sys.argv))

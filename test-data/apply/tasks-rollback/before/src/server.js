@@ -1,0 +1,2 @@
+const port = 3000;
+app.listen(port);

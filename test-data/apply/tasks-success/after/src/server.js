@@ -1,0 +1,3 @@
+import { PORT } from './config.js';
+const port = PORT;
+app.listen(port);

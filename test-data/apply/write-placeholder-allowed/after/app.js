@@ -1,0 +1,5 @@
+function f1() {
+  return 100;
+}
+
+// ... existing code ...

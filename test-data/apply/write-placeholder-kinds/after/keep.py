@@ -1,0 +1,2 @@
+# rest of file unchanged
+x = 1
