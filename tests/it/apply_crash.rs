@@ -1,1 +1,617 @@
 //! Crash safety and concurrency of `git clada apply`.
+//!
+//! The binary under test is a debug build, so its fault points are live:
+//! `CLADA_FAULT=<point>` aborts the process there (as a crash or `kill -9`
+//! would) and `CLADA_PAUSE=<point>:<path>` stops it there until the test
+//! creates `<path>.go`. Every wait is bounded.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{clada, scratch};
+
+const DATE: &str = "1700000000 +0000";
+
+const A_OLD: &str = "old a\n";
+const A_NEW: &str = "new a\n";
+const B_USER: &str = "b edited by the user\n";
+const C_NEW: &str = "new c\n";
+const D_OLD: &str = "old d\n";
+const D_NEW: &str = "new d\n";
+const U_USER: &str = "untracked work\n";
+const E_NEW: &str = "e from the second reply\n";
+
+/// Changes a.txt, creates c.txt, changes sub/d.txt (in that order).
+const REPLY: &str = "<---WRITE file=\"a.txt\"--->\nnew a\n<---END--->\n\
+<---WRITE file=\"c.txt\"--->\nnew c\n<---END--->\n\
+<---WRITE file=\"sub/d.txt\"--->\nnew d\n<---END--->\n";
+
+/// Creates e.txt only: the apply that follows a crash.
+const REPLY2: &str = "<---WRITE file=\"e.txt\"--->\ne from the second reply\n<---END--->\n";
+
+/// A hermetic repository on `main` with one commit (a.txt, b.txt,
+/// sub/d.txt) and uncommitted user work (b.txt modified, u.txt untracked);
+/// the replies live outside the repository.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    dir: PathBuf,
+    /// The commit `main` points at before any apply.
+    base: String,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = scratch();
+        let dir = tmp.path().to_path_buf();
+        let home = dir.join("home");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(dir.join("reply.md"), REPLY).unwrap();
+        std::fs::write(dir.join("reply2.md"), REPLY2).unwrap();
+        let f = Fixture {
+            _tmp: tmp,
+            home,
+            repo,
+            dir,
+            base: String::new(),
+        };
+        f.git(&["init", "-q", "-b", "main"]);
+        f.write("a.txt", A_OLD);
+        f.write("b.txt", "b\n");
+        f.write("sub/d.txt", D_OLD);
+        f.git(&["add", "."]);
+        f.commit("init");
+        f.write("b.txt", B_USER);
+        f.write("u.txt", U_USER);
+        let base = f.rev("main");
+        Fixture { base, ..f }
+    }
+
+    fn write(&self, path: &str, content: &str) {
+        std::fs::write(self.repo.join(path), content).unwrap();
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.repo.join(path)).ok()
+    }
+
+    fn reply(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn git_raw(&self, args: &[&str]) -> Output {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&self.repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("LC_ALL", "C")
+            .env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_DATE", DATE)
+            .output()
+            .expect("run git")
+    }
+
+    /// Runs git; panics on failure; returns stdout.
+    fn git(&self, args: &[&str]) -> String {
+        let out = self.git_raw(args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&[
+            "-c",
+            "user.name=Test User",
+            "-c",
+            "user.email=test@example.com",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ]);
+    }
+
+    fn rev(&self, rev: &str) -> String {
+        self.git(&["rev-parse", "--verify", "-q", rev])
+            .trim()
+            .to_string()
+    }
+
+    fn status(&self) -> String {
+        self.git(&["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    fn is_ancestor(&self, commit: &str, of: &str) -> bool {
+        self.git_raw(&["merge-base", "--is-ancestor", commit, of])
+            .status
+            .success()
+    }
+
+    /// `git clada apply <reply>` with fixed dates and `envs` added.
+    fn apply(&self, reply: &str, args: &[&str], envs: &[(&str, String)]) -> assert_cmd::Command {
+        let mut cmd = clada(&self.home, &self.repo);
+        cmd.env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_DATE", DATE)
+            .arg("apply")
+            .arg(self.reply(reply))
+            .args(args);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Every file of the working tree (outside `.git`) with its content.
+    fn worktree(&self) -> BTreeMap<String, String> {
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string();
+                if rel == ".git" {
+                    continue;
+                }
+                if path.is_dir() {
+                    walk(root, &path, out);
+                } else {
+                    let content = std::fs::read(&path).unwrap();
+                    out.insert(rel, String::from_utf8_lossy(&content).to_string());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.repo, &self.repo, &mut out);
+        out
+    }
+
+    /// Every file of the tree of `rev` with its content.
+    fn tree(&self, rev: &str) -> BTreeMap<String, String> {
+        self.git(&["ls-tree", "-r", "--name-only", rev])
+            .lines()
+            .map(|p| (p.to_string(), self.git(&["show", &format!("{rev}:{p}")])))
+            .collect()
+    }
+
+    /// `git fsck` finds nothing wrong (dangling objects are fine).
+    fn assert_fsck_clean(&self, when: &str) {
+        let out = self.git_raw(&["fsck", "--no-progress", "--strict"]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bad: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("dangling ") && !l.starts_with("notice:"))
+            .collect();
+        assert!(
+            out.status.success() && bad.is_empty(),
+            "{when}: git fsck is not clean:\n{text}"
+        );
+    }
+
+    fn git_path(&self, name: &str) -> PathBuf {
+        self.repo.join(".git").join(name)
+    }
+}
+
+fn files(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+    entries
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.to_string()))
+        .collect()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A paused apply running in a thread. Dropping it releases the pause, so
+/// a failing test never leaves a process waiting.
+struct Paused {
+    base: PathBuf,
+    handle: Option<JoinHandle<Output>>,
+}
+
+impl Paused {
+    /// Starts `cmd` with `CLADA_PAUSE=<point>:<base>` and waits (bounded)
+    /// until it reaches the point.
+    fn start(mut cmd: assert_cmd::Command, point: &str, base: PathBuf) -> Paused {
+        cmd.env("CLADA_PAUSE", format!("{point}:{}", base.display()));
+        let handle = std::thread::spawn(move || cmd.output().expect("run git-clada"));
+        let mut paused = Paused {
+            base,
+            handle: Some(handle),
+        };
+        let reached = paused.with_ext("reached");
+        let start = Instant::now();
+        while !reached.exists() {
+            if paused.handle.as_ref().unwrap().is_finished() {
+                let out = paused.handle.take().unwrap().join().unwrap();
+                panic!("the apply ended before reaching {point}:\n{}", text(&out));
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the apply did not reach {point} within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        paused
+    }
+
+    fn with_ext(&self, ext: &str) -> PathBuf {
+        PathBuf::from(format!("{}.{ext}", self.base.display()))
+    }
+
+    /// Lets the apply go on and waits for it to end.
+    fn release(mut self) -> Output {
+        std::fs::write(self.with_ext("go"), b"").unwrap();
+        self.handle.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.with_ext("go"), b"");
+    }
+}
+
+/// The fault points these tests cover, in the order an apply reaches them.
+const COVERED: &[&str] = &[
+    "locked",
+    "pre-committed",
+    "post-committed",
+    "noted",
+    "branch-moved",
+    "journal-written",
+    "worktree-file",
+    "index-written",
+];
+
+#[test]
+fn every_fault_point_has_a_crash_test() {
+    assert_eq!(
+        clada::fault::POINTS,
+        COVERED,
+        "add a crash test for each new fault point"
+    );
+}
+
+/// Aborts an apply at `point`, checks the state the crash left, then runs
+/// the next apply and checks that it finished the interrupted one.
+fn crash_at(point: &str) {
+    // The commit a complete apply makes (dates and author are fixed, so it
+    // is the same in every fixture).
+    let reference = Fixture::new();
+    let out = reference
+        .apply("reply.md", &["--format", "json"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "reference apply: {}",
+        text(&out)
+    );
+    let post = reference.rev("main");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["post"].as_str(), Some(post.as_str()));
+
+    let f = Fixture::new();
+    assert_eq!(f.base, reference.base);
+    let out = f
+        .apply("reply.md", &[], &[("CLADA_FAULT", point.to_string())])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        None,
+        "the apply was not aborted at {point}: {}",
+        text(&out)
+    );
+    let when = format!("after a crash at {point}");
+
+    f.assert_fsck_clean(&when);
+
+    // The branch points at the old or the new commit.
+    let tip = f.rev("main");
+    let moved = if tip == f.base {
+        false
+    } else if tip == post {
+        true
+    } else {
+        panic!(
+            "{when}: main is at {tip}, neither the old {} nor the new {post}",
+            f.base
+        );
+    };
+
+    // Every file holds its old or its new content; the user's work is
+    // still on disk (the reply does not touch b.txt or u.txt).
+    let disk = f.worktree();
+    let one_of = |path: &str, old: Option<&str>, new: Option<&str>| {
+        let now = disk.get(path).map(String::as_str);
+        assert!(
+            now == old || now == new,
+            "{when}: {path} holds {now:?}, neither the old {old:?} nor the new {new:?}"
+        );
+    };
+    one_of("a.txt", Some(A_OLD), Some(A_NEW));
+    one_of("c.txt", None, Some(C_NEW));
+    one_of("sub/d.txt", Some(D_OLD), Some(D_NEW));
+    one_of("b.txt", Some(B_USER), Some(B_USER));
+    one_of("u.txt", Some(U_USER), Some(U_USER));
+    let known = ["a.txt", "b.txt", "c.txt", "sub/d.txt", "u.txt"];
+    let stray: Vec<&String> = disk
+        .keys()
+        .filter(|p| !known.contains(&p.as_str()))
+        .collect();
+    assert!(stray.is_empty(), "{when}: stray files {stray:?}");
+
+    // The user's uncommitted work is recoverable: on disk, or in the pre
+    // commit reachable from the branch.
+    for (path, content) in [("b.txt", B_USER), ("u.txt", U_USER)] {
+        let on_disk = disk.get(path).map(String::as_str) == Some(content);
+        let in_history = moved && f.git(&["show", &format!("main^:{path}")]) == content;
+        assert!(on_disk || in_history, "{when}: the user's {path} is lost");
+    }
+
+    // The next apply succeeds (breaking the stale lock) and finishes the
+    // interrupted update.
+    let out = f
+        .apply("reply2.md", &["--lock-timeout", "5s"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{when}: the next apply failed: {}",
+        text(&out)
+    );
+    let when = format!("{when} and the next apply");
+    f.assert_fsck_clean(&when);
+    assert!(!f.git_path("clada.lock").exists(), "{when}: lock left");
+    assert!(
+        !f.git_path("clada-worktree-update").exists(),
+        "{when}: worktree journal left"
+    );
+    let status = f.status();
+    assert!(
+        status.is_empty(),
+        "{when}: git status is not clean:\n{status}"
+    );
+    let expected = if moved {
+        files(&[
+            ("a.txt", A_NEW),
+            ("b.txt", B_USER),
+            ("c.txt", C_NEW),
+            ("e.txt", E_NEW),
+            ("sub/d.txt", D_NEW),
+            ("u.txt", U_USER),
+        ])
+    } else {
+        files(&[
+            ("a.txt", A_OLD),
+            ("b.txt", B_USER),
+            ("e.txt", E_NEW),
+            ("sub/d.txt", D_OLD),
+            ("u.txt", U_USER),
+        ])
+    };
+    assert_eq!(f.worktree(), expected, "{when}: working tree");
+    assert_eq!(f.tree("main"), expected, "{when}: tree of main");
+    assert!(f.is_ancestor(&tip, "main"), "{when}: {tip} was lost");
+}
+
+#[test]
+fn crash_at_locked() {
+    crash_at("locked");
+}
+
+#[test]
+fn crash_at_pre_committed() {
+    crash_at("pre-committed");
+}
+
+#[test]
+fn crash_at_post_committed() {
+    crash_at("post-committed");
+}
+
+#[test]
+fn crash_at_noted() {
+    crash_at("noted");
+}
+
+#[test]
+#[ignore = "bug: a crash between the branch update and the journal (point branch-moved) leaves main at the post commit with no journal, so the working tree keeps the old files; the next apply does not finish the update but snapshots those old files as its pre commit, which reverts the reply in history (a.txt back to old, c.txt deleted) and loses its changes from the branch tip"]
+fn crash_at_branch_moved() {
+    crash_at("branch-moved");
+}
+
+#[test]
+fn crash_at_journal_written() {
+    crash_at("journal-written");
+}
+
+#[test]
+#[ignore = "bug: update_worktree takes git's index.lock before writing the files, so a crash while writing them (point worktree-file) leaves .git/index.lock behind; the next apply then fails with exit 2 (git_operation_failed: cannot lock the index, after 5 s) instead of finishing the update, and git add/commit fail too"]
+fn crash_at_worktree_file() {
+    crash_at("worktree-file");
+}
+
+#[test]
+fn crash_at_index_written() {
+    crash_at("index-written");
+}
+
+#[test]
+fn concurrent_applies_run_one_after_another_and_lose_no_commit() {
+    const N: usize = 8;
+    let f = Fixture::new();
+    for i in 0..N {
+        std::fs::write(
+            f.reply(&format!("r{i}.md")),
+            format!("<---WRITE file=\"f{i}.txt\"--->\nfile {i}\n<---END--->\n"),
+        )
+        .unwrap();
+    }
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(N));
+    let handles: Vec<JoinHandle<Output>> = (0..N)
+        .map(|i| {
+            let mut cmd = f.apply(
+                &format!("r{i}.md"),
+                &["--format", "json", "--lock-timeout", "20s"],
+                &[],
+            );
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                cmd.output().unwrap()
+            })
+        })
+        .collect();
+    let outs: Vec<Output> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+
+    let mut posts = Vec::new();
+    let mut expected = files(&[
+        ("a.txt", A_OLD),
+        ("b.txt", B_USER),
+        ("sub/d.txt", D_OLD),
+        ("u.txt", U_USER),
+    ]);
+    for (i, out) in outs.iter().enumerate() {
+        match out.status.code() {
+            Some(0) => {
+                let report: Value = serde_json::from_slice(&out.stdout)
+                    .unwrap_or_else(|e| panic!("apply {i}: {e}: {}", text(out)));
+                posts.push(report["post"].as_str().unwrap().to_string());
+                expected.insert(format!("f{i}.txt"), format!("file {i}\n"));
+            }
+            Some(2) if String::from_utf8_lossy(&out.stderr).contains("lock_timeout") => {}
+            _ => panic!("apply {i} neither succeeded nor timed out: {}", text(out)),
+        }
+    }
+    assert!(!posts.is_empty(), "no apply succeeded");
+    for post in &posts {
+        assert!(f.is_ancestor(post, "main"), "post commit {post} was lost");
+    }
+    let on_branch = f
+        .git(&["log", "--format=%s", "main"])
+        .lines()
+        .filter(|s| s.starts_with("[clada:post]"))
+        .count();
+    assert_eq!(on_branch, posts.len(), "post commits on main");
+    // One after another: a linear history.
+    let merges = f.git(&["rev-list", "--merges", "--count", "main"]);
+    assert_eq!(merges.trim(), "0");
+    f.assert_fsck_clean("after concurrent applies");
+    assert_eq!(f.worktree(), expected, "working tree");
+    assert_eq!(f.tree("main"), expected, "tree of main");
+    assert_eq!(f.status(), "");
+    assert!(!f.git_path("clada.lock").exists(), "lock left");
+}
+
+#[test]
+fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
+    let f = Fixture::new();
+    let paused = Paused::start(f.apply("reply.md", &[], &[]), "noted", f.dir.join("pause"));
+    f.write("x.txt", "committed meanwhile\n");
+    f.git(&["add", "x.txt"]);
+    f.commit("a commit made during the apply");
+    let mine = f.rev("main");
+    let disk = f.worktree();
+    let status = f.status();
+    let out = paused.release();
+
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("branch_moved"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(f.rev("main"), mine, "main lost the commit made meanwhile");
+    assert_eq!(f.worktree(), disk, "the apply changed the working tree");
+    assert_eq!(f.status(), status, "the apply changed the index");
+    assert_eq!(f.read("a.txt").as_deref(), Some(A_OLD));
+    assert!(!f.git_path("clada.lock").exists(), "lock left");
+    assert!(
+        !f.git_path("clada-worktree-update").exists(),
+        "journal left"
+    );
+    f.assert_fsck_clean("after a branch move");
+}
+
+#[test]
+fn a_file_the_user_edits_during_the_apply_is_kept() {
+    let f = Fixture::new();
+    let paused = Paused::start(
+        f.apply("reply.md", &[], &[]),
+        "journal-written",
+        f.dir.join("pause"),
+    );
+    f.write("a.txt", "the user's edit during the apply\n");
+    let out = paused.release();
+
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("kept a.txt")),
+        "the report does not say a.txt was kept: {}",
+        text(&out)
+    );
+    assert_eq!(
+        f.read("a.txt").as_deref(),
+        Some("the user's edit during the apply\n")
+    );
+    // The rest of the reply reached the working tree and the branch.
+    assert_eq!(f.read("c.txt").as_deref(), Some(C_NEW));
+    assert_eq!(f.read("sub/d.txt").as_deref(), Some(D_NEW));
+    assert_eq!(f.git(&["show", "main:a.txt"]), A_NEW);
+    assert_eq!(f.status(), " M a.txt\n");
+}
+
+#[test]
+fn a_held_lock_times_out_with_exit_2() {
+    let f = Fixture::new();
+    let paused = Paused::start(f.apply("reply.md", &[], &[]), "locked", f.dir.join("pause"));
+    let second = f
+        .apply("reply2.md", &["--lock-timeout", "200ms"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second));
+    assert!(
+        text(&second).contains("lock_timeout"),
+        "no lock_timeout in the output: {}",
+        text(&second)
+    );
+    assert!(f.read("e.txt").is_none(), "the second apply changed files");
+    let first = paused.release();
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert_eq!(f.read("a.txt").as_deref(), Some(A_NEW));
+    assert!(!f.git_path("clada.lock").exists(), "lock left");
+}
