@@ -154,6 +154,9 @@ pub struct Skip {
     pub target: Option<String>,
     /// Each reason, in the spec's words, with the line it was found on.
     pub reasons: Vec<(u32, String)>,
+    /// The stable error type when a path rule caused the skip
+    /// (`path_escape`, `protected_path`).
+    pub error_type: Option<&'static str>,
 }
 
 /// One numbered unit of the report.
@@ -186,10 +189,12 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>) -> Task {
     if let Body::Tasks { operations } = &op.body {
         let mut steps = Vec::new();
         let mut reasons = Vec::new();
+        let mut error_type = None;
         for child in operations {
             match plan_step(reply, child) {
                 Ok(step) => steps.push(step),
                 Err(skip) => {
+                    error_type = error_type.or(skip.error_type);
                     for (line, why) in skip.reasons {
                         reasons.push((line, format!("task {}: {why}", child.task)));
                     }
@@ -210,6 +215,7 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>) -> Task {
                 kind: OpKind::Tasks,
                 target: None,
                 reasons,
+                error_type,
             },
         };
     }
@@ -231,11 +237,17 @@ fn plan_step(reply: &Reply<'_>, op: &Operation<'_>) -> Result<Step, Skip> {
         .filter(|d| d.severity() == Severity::Invalid && d.task == Some(op.task))
         .map(|d| (d.line, d.message.clone()))
         .collect();
-    let target = op.attr("file").map(str::to_owned);
+    let target = op
+        .attr("file")
+        .filter(|f| !f.trim().is_empty())
+        .map(str::to_owned);
+    let mut error_type = None;
     let mut path_of = |name: &str| -> Option<RepoPath> {
-        let raw = op.attr(name)?;
+        // An empty value is already "Missing required attribute".
+        let raw = op.attr(name).filter(|v| !v.trim().is_empty())?;
         match repo_path(raw) {
             Ok(p) if p.as_str().is_empty() && name == "file" => {
+                error_type.get_or_insert("path_escape");
                 reasons.push((
                     op.line,
                     format!("path_escape: {raw:?} names the repository root, not a file"),
@@ -244,6 +256,7 @@ fn plan_step(reply: &Reply<'_>, op: &Operation<'_>) -> Result<Step, Skip> {
             }
             Ok(p) => Some(p),
             Err(e) => {
+                error_type.get_or_insert(e.error_type());
                 reasons.push((op.line, e.to_string()));
                 None
             }
@@ -299,6 +312,7 @@ fn plan_step(reply: &Reply<'_>, op: &Operation<'_>) -> Result<Step, Skip> {
             kind: op.kind(),
             target,
             reasons,
+            error_type,
         }),
     }
 }

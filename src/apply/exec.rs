@@ -54,7 +54,7 @@ pub fn execute<F: Files>(
                 target: skip.target.clone(),
                 line: *line,
                 status: Status::Skip,
-                error_type: None,
+                error_type: skip.error_type,
                 message: skip
                     .reasons
                     .iter()
@@ -198,7 +198,11 @@ fn run_step<F: Files>(step: &Step, files: &mut F, options: &ExecOptions) -> Task
         Err(f) => TaskReport {
             status: Status::Error,
             error_type: f.error_type,
-            message: f.message,
+            // Every error message starts with its stable type.
+            message: match f.error_type {
+                Some(t) if !f.message.starts_with(t) => format!("{t}: {}", f.message),
+                _ => f.message,
+            },
             details: f.details,
             ..report
         },
@@ -217,23 +221,25 @@ impl From<super::files::FilesError> for Failure {
         Failure {
             error_type: Some(e.error_type()),
             message: e.to_string(),
-            details: Vec::new(),
+            details: e.hint().into_iter().collect(),
         }
     }
 }
 
 type Outcome = Result<(String, Vec<String>), Failure>;
 
-fn lines_in(bytes: &str) -> usize {
-    if bytes.is_empty() {
-        0
-    } else {
-        bytes.trim_end_matches('\n').split('\n').count()
-    }
+/// Lines of `text`: one per line end, plus a last line without one.
+fn lines_in(text: &str) -> usize {
+    text.matches('\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 fn plural(n: usize, one: &str) -> String {
-    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+    let suffix = match (n, one.ends_with("ch")) {
+        (1, _) => "",
+        (_, true) => "es",
+        _ => "s",
+    };
+    format!("{n} {one}{suffix}")
 }
 
 fn run_write<F: Files>(
@@ -296,7 +302,9 @@ fn run_search<F: Files>(
     };
     match search(&existing.bytes, s) {
         Ok(done) => {
-            let where_ = match done.lines.as_slice() {
+            let mut lines = done.lines.clone();
+            lines.dedup();
+            let where_ = match lines.as_slice() {
                 [one] => format!("line {one}"),
                 many => format!("lines {}", join(many)),
             };
@@ -315,9 +323,11 @@ fn run_search<F: Files>(
     }
 }
 
+/// `3, 10, 44`: each line once, in order.
 fn join(lines: &[u32]) -> String {
-    lines
-        .iter()
+    let mut seen = lines.to_vec();
+    seen.dedup();
+    seen.iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(", ")
@@ -343,18 +353,7 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
                 ));
             }
             if let Some(fb) = feedback {
-                let mut lines = fb.lines();
-                if !options.full_detail {
-                    // Keep the diff out of the minimal report; the named
-                    // differences usually say enough.
-                    lines.retain(|l| {
-                        !l.starts_with("  -")
-                            && !l.starts_with("  +")
-                            && !l.contains("your pattern (-)")
-                            && !l.starts_with("  …")
-                    });
-                }
-                details.extend(lines);
+                details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
                 details.push("copy the text to replace from the file exactly as it is now, including indentation".to_string());
             }
         }
@@ -362,6 +361,11 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
             details.push(
                 "the TO text must occur after the start of each range; check it against the file"
                     .to_string(),
+            );
+        }
+        SearchError::AmbiguousWhitespace { .. } => {
+            details.push(
+                "include more of the surrounding lines so that only one region matches".to_string(),
             );
         }
         SearchError::Binary => {}

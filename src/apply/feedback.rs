@@ -18,8 +18,6 @@ const MAX_OCCURRENCES: usize = 32;
 const FALLBACK_BUDGET: usize = 4_000_000;
 /// Similarity below which a region is not worth showing.
 const MIN_SIMILARITY: f32 = 0.3;
-/// Diff lines shown at most.
-const MAX_DIFF_LINES: usize = 24;
 
 /// The help for a pattern with no exact match.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,6 +129,9 @@ fn describe_char(c: char) -> String {
         '\u{2026}' => "ellipsis",
         '\t' => return "a tab".to_string(),
         ' ' => return "a space".to_string(),
+        '\'' => return "a straight quote (')".to_string(),
+        '"' => return "a straight double quote (\")".to_string(),
+        '-' => return "a hyphen (-)".to_string(),
         c if c.is_ascii() => return format!("'{c}'"),
         _ => "look-alike",
     };
@@ -182,14 +183,33 @@ fn canonical(line: &str) -> String {
 /// Builds the feedback for `pattern` (LF text) that has no exact match in
 /// `file` (LF-normalised text).
 pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
-    let already_present = (!replacement.trim().is_empty())
-        .then(|| file.find(replacement))
-        .flatten()
-        .map(|at| 1 + file[..at].matches('\n').count() as u32);
+    let already_present = present_as_lines(file, replacement);
     Feedback {
         closest: closest(file, pattern),
         already_present,
     }
+}
+
+/// First line where `text` (trimmed) stands as whole lines of `file`:
+/// from the start of a line (after indentation) to the end of a line. A
+/// fragment inside a longer line (`let ` in `let c = 1;`) does not count.
+fn present_as_lines(file: &str, text: &str) -> Option<u32> {
+    let needle = text.trim();
+    if needle.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(i) = file[from..].find(needle) {
+        let at = from + i;
+        let end = at + needle.len();
+        let line_start = file[..at].rfind('\n').map_or(0, |n| n + 1);
+        let line_end = file[end..].find('\n').map_or(file.len(), |n| end + n);
+        if file[line_start..at].trim().is_empty() && file[end..line_end].trim().is_empty() {
+            return Some(1 + file[..at].matches('\n').count() as u32);
+        }
+        from = at + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    None
 }
 
 fn closest(file: &str, pattern: &str) -> Option<Closest> {
@@ -300,7 +320,7 @@ fn fallback_starts(file_lines: &[&str], pat_lines: &[&str]) -> Vec<usize> {
             continue;
         }
         let c: Vec<char> = canonical(line).chars().take(200).collect();
-        if c.is_empty() || c.len() * 2 < first.len() || first.len() * 2 < c.len() {
+        if c.is_empty() {
             continue;
         }
         spent += c.len() * first.len();
@@ -402,10 +422,6 @@ fn compact_diff(pattern: &str, region: &str, first_line: u32) -> Vec<String> {
                 format!("+{n:>5} {shown}")
             }
         };
-        if out.len() == MAX_DIFF_LINES {
-            out.push("  … (diff cut short)".to_string());
-            break;
-        }
         out.push(entry);
     }
     out
@@ -429,8 +445,9 @@ fn visible(line: &str) -> String {
 }
 
 impl Feedback {
-    /// Detail lines for the report, most useful first.
-    pub fn lines(&self) -> Vec<String> {
+    /// Detail lines for the report, most useful first, with at most
+    /// `max_diff` lines of diff.
+    pub fn lines(&self, max_diff: usize) -> Vec<String> {
         let mut out = Vec::new();
         match &self.closest {
             Some(c) => {
@@ -445,7 +462,13 @@ impl Feedback {
                 }
                 if !c.diff.is_empty() {
                     out.push("  your pattern (-) against the file (+, with line numbers; → is a tab, · a trailing space):".to_string());
-                    out.extend(c.diff.iter().map(|l| format!("  {l}")));
+                    out.extend(c.diff.iter().take(max_diff).map(|l| format!("  {l}")));
+                    if c.diff.len() > max_diff {
+                        out.push(format!(
+                            "  … {} more diff lines (--error-detail full shows more)",
+                            c.diff.len() - max_diff
+                        ));
+                    }
                 }
             }
             None => out.push(
@@ -525,8 +548,11 @@ mod tests {
 
     #[test]
     fn reports_a_replacement_that_is_already_there() {
-        let fb = feedback("a\nnew_call()\n", "old_call()", "new_call()");
+        let fb = feedback("a\n    new_call()\n", "old_call()", "new_call()");
         assert_eq!(fb.already_present, Some(2));
+        // A fragment of a longer line is not "already present".
+        let fb = feedback("let c = 1;\n", "var ", "let ");
+        assert_eq!(fb.already_present, None);
     }
 
     #[test]

@@ -31,6 +31,23 @@ pub enum FilesError {
 }
 
 impl FilesError {
+    /// What to send instead.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            FilesError::Symlink { .. } => Some(
+                "edit the file the link points to, by its own path inside the repository"
+                    .to_string(),
+            ),
+            FilesError::IsDirectory { .. } => {
+                Some("name a file inside the directory, or choose another path".to_string())
+            }
+            FilesError::ParentIsFile { parent, .. } => Some(format!(
+                "{parent} is a file and cannot contain others: choose another directory"
+            )),
+            FilesError::Denied { .. } | FilesError::Store(_) => None,
+        }
+    }
+
     /// The stable error type (apply.md §2).
     pub fn error_type(&self) -> &'static str {
         match self {

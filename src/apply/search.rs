@@ -60,6 +60,12 @@ pub enum SearchError {
         "match_count_mismatch: the range starting at line {line} has no end: the TO text does not occur after it"
     )]
     RangeWithoutEnd { line: u32 },
+    #[error(
+        "match_count_mismatch: no exact match, and --match whitespace found {} regions that differ from your pattern only in whitespace (lines {}); it needs exactly one",
+        .lines.len(),
+        lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    AmbiguousWhitespace { lines: Vec<u32> },
 }
 
 impl SearchError {
@@ -120,9 +126,12 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
         && search.mode == MatchMode::Whitespace
         && search.to.is_none()
         && unique_wanted
-        && let Some(done) = whitespace_match(&text, search)
     {
-        return Ok(done);
+        match whitespace_match(&text, search) {
+            Ok(Some(done)) => return Ok(done),
+            Ok(None) => {}
+            Err(lines) => return Err(SearchError::AmbiguousWhitespace { lines }),
+        }
     }
     let feedback = ranges.is_empty().then(|| {
         let norm = String::from_utf8_lossy(text.norm());
@@ -164,9 +173,12 @@ fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize
 
 /// `--match whitespace`: the pattern's lines, trimmed, equal a unique run of
 /// the file's lines, trimmed. Replaces those whole lines with the
-/// replacement re-indented by the same offset.
-fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Option<Replaced> {
-    let norm = std::str::from_utf8(text.norm()).ok()?;
+/// replacement re-indented by the same offset. `Err`: the first line of
+/// every candidate, when there is more than one.
+fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Replaced>, Vec<u32>> {
+    let Ok(norm) = std::str::from_utf8(text.norm()) else {
+        return Ok(None);
+    };
     let pattern: Vec<&str> = search.pattern.split('\n').collect();
     // Line start offsets of the file.
     let mut starts = vec![0];
@@ -174,19 +186,19 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Option<Replaced> {
     let lines: Vec<&str> = norm.split('\n').collect();
     let n = pattern.len();
     if n > lines.len() {
-        return None;
+        return Ok(None);
     }
-    let mut found = None;
-    for s in 0..=lines.len() - n {
-        if (0..n).all(|k| lines[s + k].trim() == pattern[k].trim()) {
-            if found.is_some() {
-                return None; // not unique
-            }
-            found = Some(s);
-        }
-    }
-    let s = found?;
-    let first = (0..n).find(|&k| !pattern[k].trim().is_empty())?;
+    let found: Vec<usize> = (0..=lines.len() - n)
+        .filter(|&s| (0..n).all(|k| lines[s + k].trim() == pattern[k].trim()))
+        .collect();
+    let s = match found.as_slice() {
+        [] => return Ok(None),
+        [one] => *one,
+        many => return Err(many.iter().map(|&s| s as u32 + 1).collect()),
+    };
+    let Some(first) = (0..n).find(|&k| !pattern[k].trim().is_empty()) else {
+        return Ok(None);
+    };
     let from = leading(pattern[first]);
     let to = leading(lines[s + first]);
     let reindented: Vec<String> = search
@@ -207,11 +219,11 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Option<Replaced> {
         from,
         to
     );
-    Some(Replaced {
+    Ok(Some(Replaced {
         bytes: text.splice(&[(start..end, text.with_file_endings(&replacement))]),
         lines: vec![s as u32 + 1],
         whitespace_note: Some(note),
-    })
+    }))
 }
 
 fn leading(line: &str) -> &str {
@@ -370,15 +382,18 @@ mod tests {
     }
 
     #[test]
-    fn whitespace_mode_needs_a_unique_match() {
-        let file = "  x = 1\n    x = 1\n";
+    fn whitespace_mode_needs_a_unique_match_and_names_the_candidates() {
+        let file = "  x = 1\n  y\n    x = 1\n    y\n";
         let s = Search {
-            pattern: "x = 1",
+            pattern: "x = 1\ny",
             to: None,
             replacement: "y",
             count: ONE,
             mode: MatchMode::Whitespace,
         };
-        assert!(search(file.as_bytes(), &s).is_err());
+        assert_eq!(
+            search(file.as_bytes(), &s),
+            Err(SearchError::AmbiguousWhitespace { lines: vec![1, 3] })
+        );
     }
 }
