@@ -37,8 +37,8 @@ pub const POINTS: &[&str] = &[
     "pre-committed",
     "post-committed",
     "noted",
-    "branch-moved",
     "journal-written",
+    "branch-moved",
     "worktree-file",
     "index-written",
 ];

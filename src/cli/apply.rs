@@ -576,14 +576,29 @@ fn commit_and_advance(
     repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
         .map_err(git_err)?;
     fault::point("noted");
+    // The journal comes before the branch moves: a crash right after the
+    // move must still leave the next apply a record of what to write, or
+    // its snapshot of the stale working tree would revert this apply. The
+    // next apply acts on the journal only if the branch is at `post`.
+    let plan = WorktreePlan {
+        commit: post,
+        snapshot: snapshot.paths.clone(),
+        changed,
+    };
+    repo.record_update(&plan).map_err(git_err)?;
+    fault::point("journal-written");
     let summary = message.lines().next().unwrap_or_default().to_string();
-    match repo.advance_branch(
+    let moved = repo.advance_branch(
         &settings.author,
         branch,
         base,
         post,
         &format!("clada: {summary}"),
-    ) {
+    );
+    if moved.is_err() {
+        repo.drop_pending_update().map_err(git_err)?;
+    }
+    match moved {
         Ok(()) => {}
         Err(UpdateError::Moved { .. }) => {
             let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
@@ -600,13 +615,6 @@ fn commit_and_advance(
         Err(UpdateError::Git(e)) => return Err(git_err(e)),
     }
     fault::point("branch-moved");
-    let plan = WorktreePlan {
-        commit: post,
-        snapshot: snapshot.paths.clone(),
-        changed,
-    };
-    repo.record_update(&plan).map_err(git_err)?;
-    fault::point("journal-written");
     let worktree = repo.update_worktree(&plan).map_err(git_err)?;
     let (status, outcome) = if tally.all_succeeded() {
         ("success", Outcome::Success)

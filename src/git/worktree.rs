@@ -177,18 +177,6 @@ impl Repository {
             .to_path_buf();
         let hash = self.repo.object_hash();
         let index_path = self.repo.index_path();
-        // git's own lock first, then read: no other writer can slip in.
-        let mut lock = gix::lock::File::acquire_to_update_resource(
-            &index_path,
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
-            None,
-            0,
-        )
-        .map_err(|e| GitError::op("lock the index", e))?;
-        let mut index =
-            gix::index::File::at_or_default(&index_path, hash, false, Default::default())
-                .map_err(|e| GitError::op("read the index", e))?;
-
         let mut report = WorktreeUpdate::default();
         let mut finals: std::collections::BTreeMap<String, Final> = plan
             .snapshot
@@ -213,6 +201,21 @@ impl Repository {
             }
             crate::fault::point("worktree-file");
         }
+
+        // Files first, then the index: git's own lock is held only while
+        // the index is read and rewritten, so a crash while writing files
+        // leaves no index.lock behind. Lock first, then read: no other
+        // writer can slip in between.
+        let mut lock = gix::lock::File::acquire_to_update_resource(
+            &index_path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
+            None,
+            0,
+        )
+        .map_err(|e| GitError::op("lock the index", e))?;
+        let mut index =
+            gix::index::File::at_or_default(&index_path, hash, false, Default::default())
+                .map_err(|e| GitError::op("read the index", e))?;
 
         let paths: std::collections::BTreeSet<&str> = finals.keys().map(String::as_str).collect();
         index.remove_entries(|_, path, _| paths.contains(path.to_str_lossy().as_ref()));
