@@ -278,7 +278,7 @@ struct JsonKept {
 }
 
 /// What happened, for both renderings.
-struct Outcome_ {
+struct Finished {
     status: &'static str,
     outcome: Outcome,
     exit_code: u8,
@@ -292,13 +292,13 @@ struct Outcome_ {
     diff: Option<String>,
 }
 
-impl Outcome_ {
-    fn new(status: &'static str, outcome: Outcome, message: String) -> Outcome_ {
+impl Finished {
+    fn new(status: &'static str, outcome: Outcome, message: String) -> Finished {
         let exit_code = match status {
             "branch_moved" => 3,
             _ => outcome.exit_code(),
         };
-        Outcome_ {
+        Finished {
             status,
             outcome,
             exit_code,
@@ -376,8 +376,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Head::Branch { commit, .. } => commit,
         Head::Detached(_) => base,
     };
-    let dry_run_flag = resolve(&args, &git_layers)?.dry_run;
-    if dry_run_flag {
+    if early.dry_run {
         repo.keep_objects_in_memory();
     }
     let base_tree = repo.tree_of(base).map_err(git_err)?;
@@ -419,7 +418,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     debug_time(&settings, "apply operations", started);
 
     let mut out = if changed.is_empty() {
-        let mut o = Outcome_::new(
+        let mut o = Finished::new(
             if tally.all_succeeded() {
                 "success"
             } else {
@@ -444,7 +443,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
         let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
-        let mut o = Outcome_::new(
+        let mut o = Finished::new(
             if tally.all_succeeded() {
                 "success"
             } else {
@@ -472,9 +471,11 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .to_string(),
     );
     out.base = base;
-    if out.pre.is_none() && out.post.is_some() {
-        out.pre = pre;
-    }
+    // Only a pre commit that was made is reported (a clean tree has none).
+    out.pre = match out.post {
+        Some(_) => pre.filter(|p| Some(*p) != base),
+        None => None,
+    };
     debug_time(&settings, "whole apply", started);
     render(
         &repo_short(&repo),
@@ -541,7 +542,7 @@ fn commit_and_advance(
     post_tree: ObjectId,
     snapshot: &Snapshot,
     changed: Vec<crate::git::tree::Changed>,
-) -> Result<Outcome_, CliError> {
+) -> Result<Finished, CliError> {
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
     let message = post_message(reports, tally, reply_blob);
     let post = repo
@@ -562,7 +563,7 @@ fn commit_and_advance(
             "clada: rejected apply (--atomic)",
         )
         .map_err(git_err)?;
-        let mut o = Outcome_::new(
+        let mut o = Finished::new(
             "rejected",
             Outcome::Failed,
             format!(
@@ -602,7 +603,7 @@ fn commit_and_advance(
         Ok(()) => {}
         Err(UpdateError::Moved { .. }) => {
             let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
-            let mut o = Outcome_::new(
+            let mut o = Finished::new(
                 "branch_moved",
                 Outcome::BranchMoved,
                 format!(
@@ -621,9 +622,8 @@ fn commit_and_advance(
     } else {
         ("failed", Outcome::Failed)
     };
-    let mut o = Outcome_::new(status, outcome, format!("applied ({tally})"));
+    let mut o = Finished::new(status, outcome, format!("applied ({tally})"));
     o.post = Some(post);
-    o.pre = pre;
     o.worktree = worktree;
     Ok(o)
 }
@@ -837,7 +837,7 @@ fn render(
     reply: &Reply<'_>,
     reports: &[TaskReport],
     tally: Tally,
-    out: &Outcome_,
+    out: &Finished,
     streamed: bool,
 ) -> Result<(), CliError> {
     let worktree = JsonWorktree {
@@ -884,10 +884,9 @@ fn render(
         }
         let ids = match (out.pre, out.post) {
             (_, Some(post)) if out.status != "rejected" => {
-                let pre = match out.pre {
-                    Some(p) if Some(p) != out.base => short(p),
-                    _ => "none (clean tree)".to_string(),
-                };
+                let pre = out
+                    .pre
+                    .map_or_else(|| "none (clean tree)".to_string(), short);
                 format!(
                     " on {}: pre {pre}, post {}",
                     out.branch.as_deref().unwrap_or("?"),
@@ -944,7 +943,7 @@ fn run_no_git(
                     "--atomic: a task failed and undoing the others failed too: {e}"
                 ))
             })?;
-            Outcome_::new(
+            Finished::new(
                 "rejected",
                 Outcome::Failed,
                 format!(
@@ -961,7 +960,7 @@ fn run_no_git(
             } else {
                 ("failed", Outcome::Failed)
             };
-            Outcome_::new(
+            Finished::new(
                 status,
                 outcome,
                 format!("applied in {} without git ({tally})", root.display()),
