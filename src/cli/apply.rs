@@ -293,6 +293,15 @@ struct Finished {
 }
 
 impl Finished {
+    /// `success` or `failed` by whether every task succeeded.
+    fn by_tally(tally: Tally, message: String) -> Finished {
+        if tally.all_succeeded() {
+            Finished::new("success", Outcome::Success, message)
+        } else {
+            Finished::new("failed", Outcome::Failed, message)
+        }
+    }
+
     fn new(status: &'static str, outcome: Outcome, message: String) -> Finished {
         let exit_code = match status {
             "branch_moved" => 3,
@@ -443,19 +452,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
         let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
-        let mut o = Finished::new(
-            if tally.all_succeeded() {
-                "success"
-            } else {
-                "failed"
-            },
-            if tally.all_succeeded() {
-                Outcome::Success
-            } else {
-                Outcome::Failed
-            },
-            format!("dry run: nothing was changed ({tally})"),
-        );
+        let mut o = Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})"));
         o.diff = Some(diff);
         o
     } else {
@@ -617,12 +614,7 @@ fn commit_and_advance(
     }
     fault::point("branch-moved");
     let worktree = repo.update_worktree(&plan).map_err(git_err)?;
-    let (status, outcome) = if tally.all_succeeded() {
-        ("success", Outcome::Success)
-    } else {
-        ("failed", Outcome::Failed)
-    };
-    let mut o = Finished::new(status, outcome, format!("applied ({tally})"));
+    let mut o = Finished::by_tally(tally, format!("applied ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
     Ok(o)
@@ -955,14 +947,8 @@ fn run_no_git(
             if let Some(checkpoint) = whole {
                 files.keep(checkpoint);
             }
-            let (status, outcome) = if tally.all_succeeded() {
-                ("success", Outcome::Success)
-            } else {
-                ("failed", Outcome::Failed)
-            };
-            Finished::new(
-                status,
-                outcome,
+            Finished::by_tally(
+                tally,
                 format!("applied in {} without git ({tally})", root.display()),
             )
         }

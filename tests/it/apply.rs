@@ -3,11 +3,10 @@
 //! are covered by the data-driven cases in `test-data/apply/`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{clada, git, scratch};
+use crate::common::{clada, git, git_output, scratch};
 
 const DATE: &str = "2026-01-01T00:00:00Z";
 
@@ -41,17 +40,7 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// `git` output in `dir`, trimmed.
 fn out(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
+    git_output(dir, args)
 }
 
 fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {

@@ -24,17 +24,30 @@ pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir().expect("create a temporary directory")
 }
 
-/// Runs `git` hermetically in `dir` (for setting up test repositories).
-pub fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(args)
+/// `git` in `dir` with a cleared environment and no global configuration.
+pub fn git_command(dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(args)
         .current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .expect("run git");
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    cmd
+}
+
+/// Runs `git` hermetically in `dir` (for setting up test repositories).
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = git_command(dir, args).status().expect("run git");
     assert!(status.success(), "git {args:?} failed");
+}
+
+/// The standard output of a hermetic `git` in `dir`, trimmed.
+pub fn git_output(dir: &Path, args: &[&str]) -> String {
+    let out = git_command(dir, args).output().expect("run git");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_string()
 }
