@@ -427,17 +427,8 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     debug_time(&settings, "apply operations", started);
 
     let mut out = if changed.is_empty() {
-        let mut o = Finished::new(
-            if tally.all_succeeded() {
-                "success"
-            } else {
-                "failed"
-            },
-            if tally.all_succeeded() {
-                Outcome::Success
-            } else {
-                Outcome::Failed
-            },
+        let mut o = Finished::by_tally(
+            tally,
             format!("nothing changed; the branch was not moved ({tally})"),
         );
         if settings.dry_run {
