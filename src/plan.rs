@@ -22,6 +22,12 @@ impl RepoPath {
         &self.0
     }
 
+    /// Whether the path leaves the repository (only with `--allow-escape`):
+    /// absolute, or starting with `..`.
+    pub fn escapes(&self) -> bool {
+        self.0.starts_with('/') || self.0 == ".." || self.0.starts_with("../")
+    }
+
     /// The path's components.
     pub fn components(&self) -> impl Iterator<Item = &str> {
         self.0.split('/')
@@ -67,6 +73,13 @@ impl PathError {
 /// Checks and normalises a `file` or `dir` value (apply.md §3).
 /// Backslashes are accepted as separators.
 pub fn repo_path(raw: &str) -> Result<RepoPath, PathError> {
+    repo_path_with(raw, false)
+}
+
+/// [`repo_path`], where `allow_escape` (`--allow-escape`, `--no-git` only)
+/// also accepts absolute paths and paths that climb out with `..`. Paths
+/// into `.git` or `.clada` are refused either way.
+pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathError> {
     if raw.contains('\0') {
         return Err(PathError::Nul);
     }
@@ -76,20 +89,44 @@ pub fn repo_path(raw: &str) -> Result<RepoPath, PathError> {
     }
     let bytes = slashed.as_bytes();
     let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
-    if slashed.starts_with('/') || drive {
+    let absolute = slashed.starts_with('/') || drive;
+    if absolute && !allow_escape {
         return Err(PathError::Absolute(raw.to_string()));
     }
     let mut parts: Vec<&str> = Vec::new();
+    // Leading `..` kept with --allow-escape (never above an absolute root).
+    let mut ups = 0usize;
     for part in slashed.split('/') {
         match part {
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return Err(PathError::Escapes(raw.to_string()));
+                    if !allow_escape {
+                        return Err(PathError::Escapes(raw.to_string()));
+                    }
+                    if !absolute {
+                        ups += 1;
+                    }
                 }
             }
             _ => parts.push(part),
         }
+    }
+    if allow_escape && (absolute || ups > 0) {
+        if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+            return Err(PathError::Git(raw.to_string()));
+        }
+        if parts.iter().any(|p| p.eq_ignore_ascii_case(".clada")) {
+            return Err(PathError::Clada(raw.to_string()));
+        }
+        let prefix = if absolute && !drive {
+            "/".to_string()
+        } else if drive {
+            String::new()
+        } else {
+            "../".repeat(ups)
+        };
+        return Ok(RepoPath(format!("{prefix}{}", parts.join("/"))));
     }
     if parts.is_empty() {
         // "." or "a/..": the root itself. Fine for a RUN dir, not a file;
@@ -175,23 +212,24 @@ pub enum Task {
     },
 }
 
-/// Builds the plan of a reply without fatal errors.
-pub fn plan(reply: &Reply<'_>) -> Vec<Task> {
+/// Builds the plan of a reply without fatal errors. `allow_escape`: see
+/// [`repo_path_with`].
+pub fn plan(reply: &Reply<'_>, allow_escape: bool) -> Vec<Task> {
     debug_assert!(!reply.has_fatal(), "a reply with fatal errors has no plan");
     reply
         .operations
         .iter()
-        .map(|op| plan_task(reply, op))
+        .map(|op| plan_task(reply, op, allow_escape))
         .collect()
 }
 
-fn plan_task(reply: &Reply<'_>, op: &Operation<'_>) -> Task {
+fn plan_task(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Task {
     if let Body::Tasks { operations } = &op.body {
         let mut steps = Vec::new();
         let mut reasons = Vec::new();
         let mut error_type = None;
         for child in operations {
-            match plan_step(reply, child) {
+            match plan_step(reply, child, allow_escape) {
                 Ok(step) => steps.push(step),
                 Err(skip) => {
                     error_type = error_type.or(skip.error_type);
@@ -219,7 +257,7 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>) -> Task {
             },
         };
     }
-    match plan_step(reply, op) {
+    match plan_step(reply, op, allow_escape) {
         Ok(step) => Task::Single(step),
         Err(skip) => Task::Skipped {
             task: op.task,
@@ -230,7 +268,7 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>) -> Task {
 }
 
 /// Turns one WRITE/SEARCH/RUN into a step, or says why it is skipped.
-fn plan_step(reply: &Reply<'_>, op: &Operation<'_>) -> Result<Step, Skip> {
+fn plan_step(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Result<Step, Skip> {
     let mut reasons: Vec<(u32, String)> = reply
         .diagnostics
         .iter()
@@ -245,7 +283,7 @@ fn plan_step(reply: &Reply<'_>, op: &Operation<'_>) -> Result<Step, Skip> {
     let mut path_of = |name: &str| -> Option<RepoPath> {
         // An empty value is already "Missing required attribute".
         let raw = op.attr(name).filter(|v| !v.trim().is_empty())?;
-        match repo_path(raw) {
+        match repo_path_with(raw, allow_escape) {
             Ok(p) if p.as_str().is_empty() && name == "file" => {
                 error_type.get_or_insert("path_escape");
                 reasons.push((
@@ -336,6 +374,17 @@ mod tests {
     }
 
     #[test]
+    fn allow_escape_accepts_outside_paths_but_never_git_or_clada() {
+        let ok = |raw: &str| repo_path_with(raw, true).map(|p| (p.escapes(), p.0));
+        assert_eq!(ok("/tmp/x/../y"), Ok((true, "/tmp/y".into())));
+        assert_eq!(ok("../../up/x"), Ok((true, "../../up/x".into())));
+        assert_eq!(ok("in/repo"), Ok((false, "in/repo".into())));
+        assert!(repo_path_with("/repo/.git/config", true).is_err());
+        assert!(repo_path_with("../other/.clada/x", true).is_err());
+        assert!(repo_path_with("", true).is_err());
+    }
+
+    #[test]
     fn unsafe_paths_are_refused() {
         let kind = |raw: &str| repo_path(raw).map_err(|e| e.error_type());
         for raw in [
@@ -369,7 +418,7 @@ mod tests {
 
     fn plan_of(src: &str) -> Vec<Task> {
         let reply = csl::parse(src, &Delimiters::default());
-        plan(&reply)
+        plan(&reply, false)
     }
 
     #[test]

@@ -134,6 +134,10 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub allow_placeholders: bool,
 
+    /// With --no-git: allow absolute paths and paths outside the current directory
+    #[arg(long)]
+    pub allow_escape: bool,
+
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub start_delimiter: Option<String>,
@@ -337,6 +341,10 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     if no_git {
         return run_no_git(&args, repo.as_ref(), &delims);
     }
+    if args.allow_escape {
+        return Err(CliError::new("--allow-escape works only with --no-git")
+            .hint("a commit can hold only paths inside the repository; add --no-git to write outside it"));
+    }
     let Some(mut repo) = repo else {
         return Err(CliError::new("not a git repository (or any of its parents)")
             .hint("run it inside a repository, or use --no-git to apply in the current directory without commits"));
@@ -412,7 +420,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(pre)
     };
 
-    let tasks = plan(&reply);
+    let tasks = plan(&reply, false);
     let mut files = repo.files(snapshot.tree);
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
     print_warnings(&reply, settings.format);
@@ -905,10 +913,18 @@ fn run_no_git(
             "--dry-run with --no-git is not supported: there is no repository to compute the diff in",
         ));
     }
+    let allow_escape = layers
+        .get(
+            flag(args.allow_escape),
+            "allowEscape",
+            parse_bool,
+            "a boolean",
+        )?
+        .unwrap_or(false);
     let root = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
     let mut files = DirFiles::new(&root);
-    let tasks = plan(&reply);
+    let tasks = plan(&reply, allow_escape);
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
     print_warnings(&reply, settings.format);
     // --atomic: one checkpoint around everything, undone if any task fails.

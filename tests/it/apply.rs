@@ -394,3 +394,31 @@ fn a_reply_that_changes_nothing_moves_nothing() {
         "dirty\n"
     );
 }
+
+#[test]
+fn allow_escape_writes_outside_only_with_no_git() {
+    let outer = scratch();
+    let work = outer.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let reply = "<---WRITE file=\"../outside.txt\"--->\nout\n<---END--->\n";
+    // Refused by default, as a SKIP with its error type.
+    apply(&work, &["--no-git", "--format", "json", "-"], reply).code(1);
+    assert!(!outer.path().join("outside.txt").exists());
+    apply(&work, &["--no-git", "--allow-escape", "-"], reply).success();
+    assert_eq!(
+        std::fs::read_to_string(outer.path().join("outside.txt")).unwrap(),
+        "out\n"
+    );
+    // Never into .git, even with the flag.
+    let git_reply = "<---WRITE file=\"../.git/config\"--->\nx\n<---END--->\n";
+    apply(&work, &["--no-git", "--allow-escape", "-"], git_reply)
+        .code(1)
+        .stdout(predicates::str::contains("protected_path"));
+    // Without --no-git the flag is refused.
+    let dir = repo(&[("a.txt", "old\n")]);
+    apply(dir.path(), &["--allow-escape", "-"], EDIT)
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--allow-escape works only with --no-git",
+        ));
+}
