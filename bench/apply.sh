@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Benchmark `git clada apply` against `git apply --index + git commit` and
+# `git status` on synthetic repositories of 1,000 and 50,000 files.
+#
+# The reply makes 10 SEARCH edits on 10 existing files (no RUN); the patch
+# is the same change as a `git diff`. Every run starts from the same clean
+# state (reset untimed, see bench/apply_runs.py); scenarios alternate round
+# by round and the medians are compared.
+#
+# Targets, at 50,000 files:
+#   * clada <= 0.7 x (git apply --index + git commit)
+#   * clada <= 1.3 x git status --porcelain
+# The 1k -> 50k growth of each scenario's time is printed too (no target).
+# The script exits 1 when a target is missed, so it can gate CI; pass
+# --report-only (or set BENCH_REPORT_ONLY=1) to only print the numbers.
+#
+# Usage: bench/apply.sh [--report-only] [--runs N] [--warmup N]
+#                       [--sizes "1000 50000"] [--seed N]
+#
+# The repositories are made by bench/gen_repo.py under bench/out/ (about
+# 500 MB for 50,000 files) and reused while they are newer than the
+# generator. Needs bash, cargo, git and python3.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."   # repo root
+root=$PWD
+
+report_only=${BENCH_REPORT_ONLY:-0}
+runs=21       # measured rounds (each runs every scenario once)
+warmup=3
+sizes="1000 50000"
+seed=20240601
+
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --report-only) report_only=1 ;;
+        --runs) runs=$2; shift ;;
+        --warmup) warmup=$2; shift ;;
+        --sizes) sizes=$2; shift ;;
+        --seed) seed=$2; shift ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench/apply.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+if (( runs < 15 )); then
+    echo "bench/apply.sh: use at least 15 measured runs for a meaningful median" >&2
+    exit 2
+fi
+
+# 1. Build the release binary (--locked: the committed dependency versions).
+cargo build --release --locked --quiet
+bin=$root/target/release/git-clada
+
+# A hermetic git for everything below: no system or user configuration, no
+# variables from a calling git (hooks), an empty HOME for gix's lookups too.
+# Name and e-mail are in each benchmark repository's own config.
+unset $(git rev-parse --local-env-vars) GIT_CEILING_DIRECTORIES
+out=$root/bench/out
+mkdir -p "$out/home"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export HOME=$out/home XDG_CONFIG_HOME=$out/home/.config
+export LC_ALL=C TZ=UTC
+
+# 2. The repositories, generated once and reused.
+results=()
+for n in $sizes; do
+    dir=$out/apply-$n-seed$seed
+    if [[ ! -s $dir/state.json || $root/bench/gen_repo.py -nt $dir/state.json ]]; then
+        rm -rf "$dir"
+        echo "generating $dir (takes a while for large sizes) ..."
+        python3 "$root/bench/gen_repo.py" "$dir" --files "$n" --seed "$seed"
+    fi
+    # 3. Time the scenarios.
+    echo "timing $n files: $warmup warm-up + $runs measured rounds of clada / git apply+commit / git status"
+    results+=("$n" "$(python3 "$root/bench/apply_runs.py" "$dir" "$bin" "$warmup" "$runs")")
+done
+
+# 4. Summarise and compare with the targets.
+python3 - "$report_only" "${results[@]}" <<'EOF'
+import json, statistics, sys
+
+report_only = sys.argv[1] == "1"
+args = sys.argv[2:]
+res = {int(args[i]): json.loads(args[i + 1]) for i in range(0, len(args), 2)}
+names = [("clada", "git clada apply"), ("patch", "git apply --index + commit"), ("status", "git status --porcelain")]
+
+def q(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
+
+med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in res.items()}
+print()
+print(f"{'files':>7}  {'scenario':<27} {'median':>9} {'p25..p75 ms':>17} {'min':>8}")
+for n, r in res.items():
+    for k, label in names:
+        v = r[k]
+        print(f"{n:>7}  {label:<27} {med[n][k]:7.1f} ms {q(v, .25):7.1f}..{q(v, .75):<7.1f} {min(v):7.1f}  ({len(v)} runs)")
+    m = med[n]
+    print(f"{n:>7}  clada / (apply + commit) = {m['clada'] / m['patch']:.2f}   clada / status = {m['clada'] / m['status']:.2f}")
+sizes = sorted(res)
+if len(sizes) >= 2:
+    a, b = sizes[0], sizes[-1]
+    growth = "   ".join(f"{k} x{med[b][k] / med[a][k]:.2f}" for k, _ in names)
+    print(f"growth {a} -> {b} files: {growth}")
+
+big = 50000
+if big not in res:
+    print(f"RESULT n/a: the targets are defined at {big} files, which was not measured")
+    sys.exit(0)
+m = med[big]
+r1, r2 = m["clada"] / m["patch"], m["clada"] / m["status"]
+ok1, ok2 = r1 <= 0.7, r2 <= 1.3
+verdict = "PASS" if ok1 and ok2 else "FAIL"
+print(f"RESULT {verdict} at {big} files: clada {m['clada']:.1f} ms = {r1:.2f} x (apply + commit) "
+      f"(target <= 0.7: {'ok' if ok1 else 'MISSED'}), {r2:.2f} x status (target <= 1.3: {'ok' if ok2 else 'MISSED'})")
+if verdict == "FAIL" and not report_only:
+    sys.exit(1)
+EOF
