@@ -44,10 +44,19 @@ impl Repository {
             Item, UntrackedFiles, index_worktree::Item as W, tree_index::TrackRenames,
         };
         let fail = |e: gix::Error| GitError::op("compute the status", e);
+        // Read the index without verifying its checksum, as git does.
+        let index = gix::index::File::at_or_default(
+            self.repo.index_path(),
+            self.repo.object_hash(),
+            true,
+            Default::default(),
+        )
+        .map_err(fail)?;
         let iter = self
             .repo
             .status(gix::progress::Discard)
             .map_err(fail)?
+            .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index))
             .untracked_files(UntrackedFiles::Files)
             .index_worktree_rewrites(None)
             .tree_index_track_renames(TrackRenames::Disabled)

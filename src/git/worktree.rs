@@ -214,7 +214,8 @@ impl Repository {
         )
         .map_err(|e| GitError::op("lock the index", e))?;
         let mut index =
-            gix::index::File::at_or_default(&index_path, hash, false, Default::default())
+            // Like git, do not verify the index's checksum on read.
+            gix::index::File::at_or_default(&index_path, hash, true, Default::default())
                 .map_err(|e| GitError::op("read the index", e))?;
 
         let paths: std::collections::BTreeSet<&str> = finals.keys().map(String::as_str).collect();
@@ -240,9 +241,16 @@ impl Repository {
         index.sort_entries();
         // The cached trees no longer match the entries (see gix's docs).
         index.remove_tree();
-        index
-            .write_to(&mut lock, Default::default())
-            .map_err(|e| GitError::op("write the index", e))?;
+        {
+            // Buffered: the index is written in many small pieces, and
+            // each unbuffered write to a lock file is a system call.
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut lock);
+            index
+                .write_to(&mut out, Default::default())
+                .map_err(|e| GitError::op("write the index", e))?;
+            out.flush()
+                .map_err(|e| GitError::op("write the index", e))?;
+        }
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
