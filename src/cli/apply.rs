@@ -328,6 +328,7 @@ impl Finished {
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    let mut timings = Timings::default();
     let delims = settings::delimiters(
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
@@ -387,6 +388,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .hint("wait for the other apply to finish, or raise --lock-timeout")
     })?;
     fault::point("locked");
+    timings.mark("read, parse, lock");
     finish_interrupted_update(&repo, &branch)?;
     // The branch as it is now, under the lock.
     let base = match repo.head().map_err(git_err)? {
@@ -398,12 +400,12 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     }
     let base_tree = repo.tree_of(base).map_err(git_err)?;
     let snapshot = repo.snapshot(base_tree).map_err(git_err)?;
+    timings.mark("snapshot (status)");
     let team = repo
         .file_in_tree(snapshot.tree, TEAM_CONFIG)
         .map_err(git_err)?;
     let layers = Layers::new(Some(&repo)).with_team(team.as_deref())?;
     let settings = resolve(&args, &layers)?;
-    let started = std::time::Instant::now();
 
     let pre = if snapshot.tree == base_tree {
         base
@@ -432,7 +434,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     let tally = Tally::of(&reports);
     let changed = files.changed().map_err(git_err)?;
     let post_tree = files.write_tree().map_err(git_err)?;
-    debug_time(&settings, "apply operations", started);
+    timings.mark("pre commit, operations, post tree");
 
     let mut out = if changed.is_empty() {
         let mut o = Finished::by_tally(
@@ -472,7 +474,10 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(_) => pre.filter(|p| Some(*p) != base),
         None => None,
     };
-    debug_time(&settings, "whole apply", started);
+    timings.mark("commit, refs, working tree, index");
+    if settings.error_detail == ErrorDetail::Debug {
+        timings.print();
+    }
     render(
         &repo_short(&repo),
         &settings,
@@ -496,11 +501,38 @@ fn git_err(e: crate::git::GitError) -> CliError {
     CliError::new(e.to_string())
 }
 
-fn debug_time(settings: &Settings, what: &str, since: std::time::Instant) {
-    if settings.error_detail == ErrorDetail::Debug {
+/// Phase timings for `--error-detail debug`, printed on stderr.
+struct Timings {
+    start: std::time::Instant,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, Duration)>,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        let now = std::time::Instant::now();
+        Timings {
+            start: now,
+            last: now,
+            phases: Vec::new(),
+        }
+    }
+}
+
+impl Timings {
+    fn mark(&mut self, phase: &'static str) {
+        let now = std::time::Instant::now();
+        self.phases.push((phase, now - self.last));
+        self.last = now;
+    }
+
+    fn print(&self) {
+        for (phase, spent) in &self.phases {
+            eprintln!("clada: {phase}: {:.1} ms", spent.as_secs_f64() * 1e3);
+        }
         eprintln!(
-            "clada: {what}: {:.1} ms",
-            since.elapsed().as_secs_f64() * 1e3
+            "clada: total: {:.1} ms",
+            self.start.elapsed().as_secs_f64() * 1e3
         );
     }
 }

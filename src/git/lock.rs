@@ -95,7 +95,6 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                     source,
                 };
                 file.write_all(my_identity().as_bytes()).map_err(io)?;
-                file.sync_all().map_err(io)?;
                 return Ok(Lock { path });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -40,9 +40,7 @@ pub struct Snapshot {
 impl Repository {
     /// Paths where the working tree or index differ from `head_tree`.
     fn dirty_paths(&self, head_tree: ObjectId) -> Result<BTreeSet<String>, GitError> {
-        use gix::status::{
-            Item, UntrackedFiles, index_worktree::Item as W, tree_index::TrackRenames,
-        };
+        use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
         // Read the index without verifying its checksum, as git does.
         let index = gix::index::File::at_or_default(
@@ -52,7 +50,13 @@ impl Repository {
             Default::default(),
         )
         .map_err(fail)?;
-        let iter = self
+        // When the index's cache-tree says it holds exactly HEAD's tree,
+        // nothing is staged and comparing HEAD's tree with the index (which
+        // reads every tree of the repository) can be skipped.
+        let staged_nothing = index
+            .tree()
+            .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
+        let platform = self
             .repo
             .status(gix::progress::Discard)
             .map_err(fail)?
@@ -60,38 +64,20 @@ impl Repository {
             .untracked_files(UntrackedFiles::Files)
             .index_worktree_rewrites(None)
             .tree_index_track_renames(TrackRenames::Disabled)
-            .head_tree(head_tree)
-            .into_iter(None)
-            .map_err(fail)?;
+            .head_tree(head_tree);
         let mut paths = BTreeSet::new();
-        for item in iter {
-            let item = item.map_err(fail)?;
-            match item {
+        if staged_nothing {
+            for item in platform.into_index_worktree_iter(None).map_err(fail)? {
+                note_worktree_item(&mut paths, &item.map_err(fail)?);
+            }
+            return Ok(paths);
+        }
+        for item in platform.into_iter(None).map_err(fail)? {
+            match item.map_err(fail)? {
                 Item::TreeIndex(change) => {
                     paths.insert(change.location().to_string());
                 }
-                Item::IndexWorktree(w) => {
-                    let counts = match &w {
-                        W::Modification { status, .. } => !matches!(
-                            status,
-                            gix::status::plumbing::index_as_worktree::EntryStatus::NeedsUpdate(_)
-                        ),
-                        W::DirectoryContents { entry, .. } => {
-                            matches!(entry.status, gix::dir::entry::Status::Untracked)
-                                && !matches!(
-                                    entry.disk_kind,
-                                    Some(
-                                        gix::dir::entry::Kind::Repository
-                                            | gix::dir::entry::Kind::Directory
-                                    )
-                                )
-                        }
-                        W::Rewrite { .. } => true,
-                    };
-                    if counts {
-                        paths.insert(w.rela_path().to_string());
-                    }
-                }
+                Item::IndexWorktree(w) => note_worktree_item(&mut paths, &w),
             }
         }
         Ok(paths)
@@ -175,5 +161,25 @@ impl Repository {
             .map_err(|e| GitError::op("write the snapshot tree", e))?
             .detach();
         Ok(Snapshot { tree, paths })
+    }
+}
+
+/// Adds the path of an index-to-worktree change that makes the working
+/// tree differ: modifications, and untracked files (not directories or
+/// nested repositories). Entries that only need a stat refresh do not.
+fn note_worktree_item(paths: &mut BTreeSet<String>, item: &gix::status::index_worktree::Item) {
+    use gix::dir::entry::{Kind, Status};
+    use gix::status::index_worktree::Item as W;
+    use gix::status::plumbing::index_as_worktree::EntryStatus;
+    let counts = match item {
+        W::Modification { status, .. } => !matches!(status, EntryStatus::NeedsUpdate(_)),
+        W::DirectoryContents { entry, .. } => {
+            matches!(entry.status, Status::Untracked)
+                && !matches!(entry.disk_kind, Some(Kind::Repository | Kind::Directory))
+        }
+        W::Rewrite { .. } => true,
+    };
+    if counts {
+        paths.insert(item.rela_path().to_string());
     }
 }

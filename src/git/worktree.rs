@@ -161,7 +161,6 @@ impl Repository {
         let write = || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(plan.encode().as_bytes())?;
-            f.sync_all()?;
             std::fs::rename(&tmp, &path)
         };
         write().map_err(|e| GitError::op("write the worktree journal", e))
@@ -241,16 +240,7 @@ impl Repository {
         index.sort_entries();
         // The cached trees no longer match the entries (see gix's docs).
         index.remove_tree();
-        {
-            // Buffered: the index is written in many small pieces, and
-            // each unbuffered write to a lock file is a system call.
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut lock);
-            index
-                .write_to(&mut out, Default::default())
-                .map_err(|e| GitError::op("write the index", e))?;
-            out.flush()
-                .map_err(|e| GitError::op("write the index", e))?;
-        }
+        write_index(&index, &mut lock)?;
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
@@ -331,6 +321,32 @@ impl Repository {
         std::fs::rename(&tmp, &full).map_err(io)?;
         Ok(None)
     }
+}
+
+/// Writes `index` to `out` with its trailing checksum.
+///
+/// gix hashes with collision-detecting SHA-1, which is several times
+/// slower than plain SHA-1 and dominated an apply on big repositories
+/// (20 ms for a 50,000-file index). The trailer of an index is a plain
+/// SHA-1 of its content, so it is computed here with the `sha1` crate
+/// (hardware-accelerated where the CPU can) over the serialised bytes.
+fn write_index(index: &gix::index::File, out: &mut impl std::io::Write) -> Result<(), GitError> {
+    use sha1::Digest as _;
+    let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
+    let mut bytes = Vec::with_capacity(1 << 20);
+    let options = gix::index::write::Options {
+        skip_hash: true,
+        ..Default::default()
+    };
+    index.write_to(&mut bytes, options).map_err(|e| fail(&e))?;
+    // With skip_hash the trailer is written as zeros: replace it.
+    let body = bytes
+        .len()
+        .checked_sub(20)
+        .ok_or_else(|| fail(&"the index is too short"))?;
+    let digest = sha1::Sha1::digest(&bytes[..body]);
+    bytes[body..].copy_from_slice(&digest);
+    out.write_all(&bytes).map_err(|e| fail(&e))
 }
 
 /// The index stat of `path` if its content is `id`; `None` (a zero stat,

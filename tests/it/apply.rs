@@ -422,3 +422,34 @@ fn allow_escape_writes_outside_only_with_no_git() {
             "--allow-escape works only with --no-git",
         ));
 }
+
+#[test]
+fn staged_changes_are_part_of_the_snapshot() {
+    let dir = repo(&[("a.txt", "old\n"), ("b.txt", "b\n")]);
+    std::fs::write(dir.path().join("b.txt"), "b staged\n").unwrap();
+    std::fs::write(dir.path().join("new.txt"), "staged new\n").unwrap();
+    git(dir.path(), &["add", "b.txt", "new.txt"]);
+    apply(dir.path(), &["-"], EDIT).success();
+    assert_eq!(out(dir.path(), &["show", "HEAD^:b.txt"]), "b staged");
+    assert_eq!(out(dir.path(), &["show", "HEAD^:new.txt"]), "staged new");
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_second_apply_after_the_first_sees_a_clean_tree() {
+    // The first apply rewrites the index; the second must still find the
+    // tree clean (no pre commit) and apply on top.
+    let dir = repo(&[("a.txt", "old\n")]);
+    apply(dir.path(), &["-"], EDIT).success();
+    apply(
+        dir.path(),
+        &["-"],
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    )
+    .success();
+    assert_eq!(
+        out(dir.path(), &["log", "--format=%s"]),
+        "[clada:post] create b.txt\n[clada:post] edit a.txt\ninitial"
+    );
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+}
