@@ -458,8 +458,18 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         o
     } else {
         commit_and_advance(
-            &repo, &settings, &input, &reports, tally, &branch, base, pre, post_tree, &snapshot,
+            &repo,
+            &settings,
+            &input,
+            &reports,
+            tally,
+            &branch,
+            base,
+            pre,
+            post_tree,
+            &snapshot,
             changed,
+            &mut timings,
         )?
     };
     out.branch = Some(
@@ -474,7 +484,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(_) => pre.filter(|p| Some(*p) != base),
         None => None,
     };
-    timings.mark("commit, refs, working tree, index");
+    timings.mark("working tree, index");
     if settings.error_detail == ErrorDetail::Debug {
         timings.print();
     }
@@ -570,6 +580,7 @@ fn commit_and_advance(
     post_tree: ObjectId,
     snapshot: &Snapshot,
     changed: Vec<crate::git::tree::Changed>,
+    timings: &mut Timings,
 ) -> Result<Finished, CliError> {
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
     let message = post_message(reports, tally, reply_blob);
@@ -582,6 +593,7 @@ fn commit_and_advance(
         )
         .map_err(git_err)?;
     fault::point("post-committed");
+    timings.mark("post commit");
     if settings.atomic && !tally.all_succeeded() {
         let name = next_rejected(repo)?;
         repo.create_ref(
@@ -605,6 +617,7 @@ fn commit_and_advance(
     repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
         .map_err(git_err)?;
     fault::point("noted");
+    timings.mark("note");
     // The journal comes before the branch moves: a crash right after the
     // move must still leave the next apply a record of what to write, or
     // its snapshot of the stale working tree would revert this apply. The
@@ -644,6 +657,7 @@ fn commit_and_advance(
         Err(UpdateError::Git(e)) => return Err(git_err(e)),
     }
     fault::point("branch-moved");
+    timings.mark("journal, branch");
     let worktree = repo.update_worktree(&plan).map_err(git_err)?;
     let mut o = Finished::by_tally(tally, format!("applied ({tally})"));
     o.post = Some(post);
