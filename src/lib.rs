@@ -24,3 +24,4 @@ pub mod fsmode;
 pub mod git;
 pub mod plan;
 pub mod report;
+pub mod run;
