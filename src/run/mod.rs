@@ -6,4 +6,5 @@
 //! until then `apply` reports RUN as not available.
 
 pub mod policy;
+pub mod spawn;
 pub mod split;
