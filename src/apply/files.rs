@@ -24,6 +24,14 @@ pub enum FilesError {
     IsDirectory { path: String },
     #[error("file_not_found: {parent} is a file, so {path} cannot be inside it")]
     ParentIsFile { path: String, parent: String },
+    #[error(
+        "file_not_found: {path} is inside the submodule {submodule}; clada edits this repository only"
+    )]
+    Submodule { path: String, submodule: String },
+    #[error(
+        "protected_path: {path} exists but git ignores it; clada does not overwrite ignored files (they are often secrets or build output)"
+    )]
+    Ignored { path: String },
     #[error("permission_denied: {path}: {message}")]
     Denied { path: String, message: String },
     #[error("git_operation_failed: {0}")]
@@ -44,6 +52,13 @@ impl FilesError {
             FilesError::ParentIsFile { parent, .. } => Some(format!(
                 "{parent} is a file and cannot contain others: choose another directory"
             )),
+            FilesError::Submodule { submodule, .. } => Some(format!(
+                "change {submodule} in its own repository, or leave it out of this reply"
+            )),
+            FilesError::Ignored { .. } => Some(
+                "choose another path; if the file must change, the user edits it by hand"
+                    .to_string(),
+            ),
             FilesError::Denied { .. } | FilesError::Store(_) => None,
         }
     }
@@ -52,7 +67,10 @@ impl FilesError {
     pub fn error_type(&self) -> &'static str {
         match self {
             FilesError::Symlink { .. } => "symlink_not_allowed",
-            FilesError::IsDirectory { .. } | FilesError::ParentIsFile { .. } => "file_not_found",
+            FilesError::IsDirectory { .. }
+            | FilesError::ParentIsFile { .. }
+            | FilesError::Submodule { .. } => "file_not_found",
+            FilesError::Ignored { .. } => "protected_path",
             FilesError::Denied { .. } => "permission_denied",
             FilesError::Store(_) => "git_operation_failed",
         }

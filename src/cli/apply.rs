@@ -25,7 +25,7 @@ use crate::git::{Head, ObjectId, Repository};
 use crate::plan::plan;
 use crate::report::{Status, Tally, TaskReport, text::task_lines};
 
-use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_bool, parse_duration};
+use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
@@ -224,10 +224,10 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         output_mode: output_mode.unwrap_or(OutputMode::Stream),
         error_detail,
         dry_run: layers
-            .get(flag(args.dry_run), "dryRun", parse_bool, "a boolean")?
+            .get_bool(flag(args.dry_run), "dryRun")?
             .unwrap_or(false),
         atomic: layers
-            .get(flag(args.atomic), "atomic", parse_bool, "a boolean")?
+            .get_bool(flag(args.atomic), "atomic")?
             .unwrap_or(false),
         author,
         exec: ExecOptions {
@@ -235,16 +235,9 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
                 Some(MatchArg::Whitespace) => MatchMode::Whitespace,
                 _ => MatchMode::Exact,
             },
-            final_newline: layers
-                .get(None, "finalNewline", parse_bool, "a boolean")?
-                .unwrap_or(true),
+            final_newline: layers.get_bool(None, "finalNewline")?.unwrap_or(true),
             allow_placeholders: layers
-                .get(
-                    flag(args.allow_placeholders),
-                    "allowPlaceholders",
-                    parse_bool,
-                    "a boolean",
-                )?
+                .get_bool(flag(args.allow_placeholders), "allowPlaceholders")?
                 .unwrap_or(false),
             full_detail: error_detail >= ErrorDetail::Full,
         },
@@ -337,7 +330,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         .map_err(|e| CliError::new(e.to_string()))?;
     let no_git = args.no_git
         || Layers::new(repo.as_ref())
-            .get(None, "noGit", parse_bool, "a boolean")?
+            .get_bool(None, "noGit")?
             .unwrap_or(false);
     if no_git {
         return run_no_git(&args, repo.as_ref(), &delims);
@@ -368,6 +361,12 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             ),
         );
     };
+    if let Some(operation) = repo.operation_in_progress() {
+        return Err(CliError::new(format!(
+            "a git {operation} is in progress: applying now would fold its unresolved state into clada's commits"
+        ))
+        .hint("finish or abort it first (git status says how), then apply the reply"));
+    }
     if repo.workdir().is_none() {
         return Err(CliError::new(
             "the repository is bare: apply needs a working tree",
@@ -553,7 +552,19 @@ fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<(), CliE
         return Ok(());
     };
     if repo.ref_target(branch).map_err(git_err)? == Some(pending.commit) {
-        let done = repo.update_worktree(&pending).map_err(git_err)?;
+        let done = match repo.update_worktree(&pending) {
+            Ok(done) => done,
+            Err(e) => {
+                // Never wedge every later apply on an update that cannot
+                // be finished: say so, forget it, go on.
+                eprintln!(
+                    "clada: could not finish updating the working tree after an interrupted apply ({e}); `git status` shows where it differs from {}",
+                    repo.short(pending.commit)
+                );
+                repo.drop_pending_update().map_err(git_err)?;
+                return Ok(());
+            }
+        };
         eprintln!(
             "clada: finished updating the working tree after an interrupted apply ({} file(s) written)",
             done.written.len()
@@ -658,7 +669,25 @@ fn commit_and_advance(
     }
     fault::point("branch-moved");
     timings.mark("journal, branch");
-    let worktree = repo.update_worktree(&plan).map_err(git_err)?;
+    // The branch has moved: from here on a failure is reported, never a
+    // reason to stop without a report. The journal stays, so the next
+    // apply tries to finish the update.
+    let worktree = match repo.update_worktree(&plan) {
+        Ok(done) => done,
+        Err(e) => WorktreeUpdate {
+            written: Vec::new(),
+            kept: plan
+                .changed
+                .iter()
+                .map(|c| {
+                    (
+                        c.path.clone(),
+                        format!("the working tree was not updated ({e}); the next apply finishes it, and the applied version is in the commit"),
+                    )
+                })
+                .collect(),
+        },
+    };
     let mut o = Finished::by_tally(tally, format!("applied ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
@@ -960,12 +989,7 @@ fn run_no_git(
         ));
     }
     let allow_escape = layers
-        .get(
-            flag(args.allow_escape),
-            "allowEscape",
-            parse_bool,
-            "a boolean",
-        )?
+        .get_bool(flag(args.allow_escape), "allowEscape")?
         .unwrap_or(false);
     let root = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;

@@ -54,6 +54,29 @@ impl<'r> Layers<'r> {
         Some((text, format!("{TEAM_CONFIG} key {name}")))
     }
 
+    /// A boolean setting: `flag` if given, else git's own reading of
+    /// `clada.<name>` (a bare key is true, `yes`/`on`/`1` too), else the
+    /// team file.
+    pub fn get_bool(&self, flag: Option<bool>, name: &str) -> Result<Option<bool>, CliError> {
+        if flag.is_some() {
+            return Ok(flag);
+        }
+        if let Some(repo) = self.repo
+            && let Some(value) = repo
+                .config_bool(&format!("clada.{name}"))
+                .map_err(|e| CliError::new(e.to_string()))?
+        {
+            return Ok(Some(value));
+        }
+        match self.team.as_ref().and_then(|t| t.get(name)) {
+            None => Ok(None),
+            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
+            Some(other) => Err(CliError::new(format!(
+                "{TEAM_CONFIG} key {name} = {other} is not true or false"
+            ))),
+        }
+    }
+
     /// `flag` if given, else the configured value parsed with `parse`.
     pub fn get<T>(
         &self,
@@ -74,15 +97,6 @@ impl<'r> Layers<'r> {
     }
 }
 
-/// `true`/`false` as git spells them.
-pub fn parse_bool(s: &str) -> Option<bool> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Some(true),
-        "false" | "no" | "off" | "0" => Some(false),
-        _ => None,
-    }
-}
-
 /// `10s`, `500ms`, `2m`, or a number of seconds.
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
@@ -98,7 +112,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "h" => n * 3600.0,
         _ => return None,
     };
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// clap value parser for durations.
@@ -118,6 +132,7 @@ mod tests {
         assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_duration("soon"), None);
         assert_eq!(parse_duration("-1"), None);
+        assert_eq!(parse_duration("99999999999999999999h"), None);
     }
 
     #[test]
@@ -129,16 +144,8 @@ mod tests {
             .get(None, "match", |s| Some(s.to_string()), "x")
             .unwrap();
         assert_eq!(m.as_deref(), Some("whitespace"));
-        assert_eq!(
-            layers.get(None, "atomic", parse_bool, "a boolean").unwrap(),
-            Some(true)
-        );
-        assert_eq!(
-            layers
-                .get(Some(false), "atomic", parse_bool, "a boolean")
-                .unwrap(),
-            Some(false)
-        );
+        assert_eq!(layers.get_bool(None, "atomic").unwrap(), Some(true));
+        assert_eq!(layers.get_bool(Some(false), "atomic").unwrap(), Some(false));
         let err = Layers::new(None)
             .with_team(Some(b"a = 1\nb = \n"))
             .err()

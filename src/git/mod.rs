@@ -132,6 +132,12 @@ impl Repository {
         }
     }
 
+    /// The git operation in progress (a merge, rebase, cherry-pick, revert,
+    /// bisect or `git am`), named as git names it, if any.
+    pub fn operation_in_progress(&self) -> Option<String> {
+        self.repo.state().map(|s| format!("{s:?}").to_lowercase())
+    }
+
     /// The tree of `commit`, or the empty tree for `None` (an unborn branch).
     pub fn tree_of(&self, commit: Option<ObjectId>) -> Result<ObjectId, GitError> {
         match commit {

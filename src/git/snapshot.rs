@@ -86,10 +86,29 @@ impl Repository {
     /// Reads `path` of the working tree as git would store it, writing the
     /// blob.
     fn read_disk(&self, workdir: &Path, path: &str) -> Result<OnDisk, GitError> {
+        // A parent that is a symbolic link or not a directory means the
+        // path is gone from the working tree; reading through it would
+        // commit a file from outside the repository.
+        let mut dir = workdir.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                _ => return Ok(OnDisk::Missing),
+            }
+        }
         let full = workdir.join(path);
         let meta = match std::fs::symlink_metadata(&full) {
             Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Missing),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(OnDisk::Missing);
+            }
             Err(e) => return Err(GitError::op(format!("read {path}"), e)),
         };
         let (bytes, kind) = if meta.file_type().is_symlink() {

@@ -21,6 +21,9 @@ pub struct TreeFiles<'r> {
     repo: &'r gix::Repository,
     base: ObjectId,
     changes: BTreeMap<String, FileData>,
+    /// The working tree the base was taken from: a path missing from the
+    /// base but present there is ignored by git, and is never written.
+    workdir: Option<std::path::PathBuf>,
 }
 
 /// An entry of the base tree at some path.
@@ -28,6 +31,7 @@ enum Found {
     Nothing,
     File(ObjectId, bool),
     Directory,
+    Submodule,
     Link,
 }
 
@@ -37,6 +41,21 @@ impl<'r> TreeFiles<'r> {
             repo,
             base,
             changes: BTreeMap::new(),
+            workdir: repo.workdir().map(std::path::Path::to_path_buf),
+        }
+    }
+
+    /// Refuses a path that is not in the base tree but exists in the
+    /// working tree: git ignores it (untracked files are in the snapshot).
+    fn check_not_ignored(&self, path: &RepoPath) -> Result<(), FilesError> {
+        let Some(workdir) = &self.workdir else {
+            return Ok(());
+        };
+        match std::fs::symlink_metadata(workdir.join(path.as_str())) {
+            Ok(_) => Err(FilesError::Ignored {
+                path: path.to_string(),
+            }),
+            Err(_) => Ok(()),
         }
     }
 
@@ -53,7 +72,8 @@ impl<'r> TreeFiles<'r> {
                 EntryKind::Blob => Found::File(e.object_id(), false),
                 EntryKind::BlobExecutable => Found::File(e.object_id(), true),
                 EntryKind::Link => Found::Link,
-                EntryKind::Tree | EntryKind::Commit => Found::Directory,
+                EntryKind::Tree => Found::Directory,
+                EntryKind::Commit => Found::Submodule,
             },
         })
     }
@@ -81,6 +101,12 @@ impl<'r> TreeFiles<'r> {
                 Found::Link => {
                     return Err(FilesError::Symlink {
                         path: parent.to_string(),
+                    });
+                }
+                Found::Submodule => {
+                    return Err(FilesError::Submodule {
+                        path: full.to_string(),
+                        submodule: parent.to_string(),
                     });
                 }
                 // A directory, or nothing yet: nothing deeper can exist.
@@ -188,9 +214,16 @@ impl Files for TreeFiles<'_> {
                     path: path.to_string(),
                 })
             }
-            Found::Nothing => Ok(None),
+            Found::Nothing => {
+                self.check_not_ignored(path)?;
+                Ok(None)
+            }
             Found::Directory => Err(FilesError::IsDirectory {
                 path: path.to_string(),
+            }),
+            Found::Submodule => Err(FilesError::Submodule {
+                path: path.to_string(),
+                submodule: path.to_string(),
             }),
             Found::Link => Err(FilesError::Symlink {
                 path: path.to_string(),
@@ -224,7 +257,14 @@ impl Files for TreeFiles<'_> {
                         path: path.to_string(),
                     });
                 }
-                Found::Nothing | Found::File(..) => {}
+                Found::Submodule => {
+                    return Err(FilesError::Submodule {
+                        path: path.to_string(),
+                        submodule: path.to_string(),
+                    });
+                }
+                Found::Nothing => self.check_not_ignored(path)?,
+                Found::File(..) => {}
             }
         }
         self.changes.insert(path.to_string(), data);

@@ -194,9 +194,15 @@ impl Repository {
                 EntryKind::Blob
             };
             finals.insert(c.path.clone(), Final::Entry(id, kind));
-            match self.write_file(&workdir, c)? {
-                None => report.written.push(c.path.clone()),
-                Some(reason) => report.kept.push((c.path.clone(), reason)),
+            // A file that cannot be written is reported, not fatal: the
+            // branch has moved already and the rest must still be done.
+            match self.write_file(&workdir, c) {
+                Ok(None) => report.written.push(c.path.clone()),
+                Ok(Some(reason)) => report.kept.push((c.path.clone(), reason)),
+                Err(e) => report.kept.push((
+                    c.path.clone(),
+                    format!("could not be written ({e}); the applied version is in the commit"),
+                )),
             }
             crate::fault::point("worktree-file");
         }
@@ -311,16 +317,42 @@ impl Repository {
                 .map_err(|e| GitError::op(format!("create the directory of {}", c.path), e))?;
         }
         // Write beside, then rename: a crash leaves the old or the new file.
-        let tmp = full.with_file_name(format!(
-            ".{}.clada-tmp",
-            full.file_name().and_then(|n| n.to_str()).unwrap_or("file")
-        ));
+        // The temporary file is created exclusively (never through a link
+        // or over someone's file) under a short name of our own.
         let io = |e| GitError::op(format!("write {}", c.path), e);
-        std::fs::write(&tmp, &bytes).map_err(io)?;
-        set_executable(&tmp, executable).map_err(io)?;
-        std::fs::rename(&tmp, &full).map_err(io)?;
+        let dir = full.parent().unwrap_or(workdir);
+        let (tmp, mut file) = exclusive_temp(dir).map_err(io)?;
+        let written = file
+            .write_all(&bytes)
+            .and_then(|()| set_executable(&tmp, executable))
+            .and_then(|()| std::fs::rename(&tmp, &full));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
+        }
         Ok(None)
     }
+}
+
+/// A new file in `dir` with a name nobody else uses, opened exclusively.
+fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    for attempt in 0..100u32 {
+        let name = format!(".clada-{}-{attempt}.tmp", std::process::id());
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free temporary file name",
+    ))
 }
 
 /// Writes `index` to `out` with its trailing checksum.
