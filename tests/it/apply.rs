@@ -453,3 +453,108 @@ fn a_second_apply_after_the_first_sees_a_clean_tree() {
     );
     assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_link_at_a_temporary_name_cannot_redirect_writes() {
+    let outside = scratch();
+    let target = outside.path().join("outside.txt");
+    std::fs::write(&target, "untouched\n").unwrap();
+    let dir = repo(&[("a.txt", "old\n")]);
+    for name in [".a.txt.clada-tmp", ".clada-0-0.tmp"] {
+        std::os::unix::fs::symlink(&target, dir.path().join(name)).unwrap();
+    }
+    apply(dir.path(), &["-"], EDIT).success();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(!dir.path().join("a.txt").is_symlink());
+}
+
+#[test]
+fn ignored_files_are_never_overwritten() {
+    let dir = repo(&[("a.txt", "old\n"), (".gitignore", ".env\n")]);
+    std::fs::write(dir.path().join(".env"), "SECRET=1\n").unwrap();
+    apply(
+        dir.path(),
+        &["-"],
+        "<---WRITE file=\".env\"--->\nSECRET=2\n<---END--->\n",
+    )
+    .code(1)
+    .stdout(predicates::str::contains(
+        "protected_path: .env exists but git ignores it",
+    ));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert!(
+        out(dir.path(), &["ls-tree", "-r", "--name-only", "HEAD"])
+            .lines()
+            .all(|l| l != ".env")
+    );
+}
+
+#[test]
+fn a_symlinked_directory_is_not_read_through_by_the_snapshot() {
+    let outside = scratch();
+    std::fs::write(outside.path().join("f"), "OUTSIDE-SECRET\n").unwrap();
+    let dir = repo(&[("a.txt", "old\n"), ("d/f", "inside\n")]);
+    std::fs::remove_dir_all(dir.path().join("d")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("d")).unwrap();
+    apply(dir.path(), &["-"], EDIT).success();
+    let pre_tree = out(dir.path(), &["ls-tree", "-r", "HEAD^"]);
+    assert!(!pre_tree.contains("d/f"), "{pre_tree}");
+    assert!(!out(dir.path(), &["grep", "-r", "OUTSIDE-SECRET", "HEAD^"]).contains("SECRET"));
+}
+
+#[test]
+fn apply_refuses_during_a_merge() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    git(dir.path(), &["checkout", "-q", "-b", "other"]);
+    std::fs::write(dir.path().join("a.txt"), "theirs\n").unwrap();
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qam",
+            "theirs",
+        ],
+    );
+    git(dir.path(), &["checkout", "-q", "main"]);
+    std::fs::write(dir.path().join("a.txt"), "ours\n").unwrap();
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qam",
+            "ours",
+        ],
+    );
+    let _ = git_output(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "merge",
+            "other",
+        ],
+    );
+    let head = out(dir.path(), &["rev-parse", "HEAD"]);
+    apply(dir.path(), &["-"], EDIT)
+        .code(2)
+        .stderr(predicates::str::contains("merge is in progress"));
+    assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
+    assert!(out(dir.path(), &["status", "--porcelain"]).contains("UU a.txt"));
+}
