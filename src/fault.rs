@@ -36,9 +36,9 @@ pub const POINTS: &[&str] = &[
     "locked",
     "pre-committed",
     "post-committed",
-    "noted",
     "journal-written",
     "branch-moved",
+    "noted",
     "worktree-file",
     "index-written",
 ];

@@ -110,6 +110,11 @@ impl DirFiles {
             Ok(m) if m.is_dir() => Err(FilesError::IsDirectory {
                 path: path.to_string(),
             }),
+            // A FIFO, socket or device would block or never end.
+            Ok(m) if !m.is_file() => Err(FilesError::Denied {
+                path: path.to_string(),
+                message: "not a regular file".to_string(),
+            }),
             Ok(m) => {
                 let bytes = std::fs::read(&full).map_err(|e| Self::denied(path.as_str(), e))?;
                 Ok(Some(FileData {

@@ -179,7 +179,9 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     let Ok(norm) = std::str::from_utf8(text.norm()) else {
         return Ok(None);
     };
-    let pattern: Vec<&str> = search.pattern.split('\n').collect();
+    // A blank line before REPLACE leaves a trailing empty line: it is not
+    // a line that must match.
+    let pattern: Vec<&str> = search.pattern.trim_end_matches('\n').split('\n').collect();
     // Line start offsets of the file.
     let mut starts = vec![0];
     starts.extend(memchr::memchr_iter(b'\n', norm.as_bytes()).map(|i| i + 1));
@@ -201,8 +203,16 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     };
     let from = leading(pattern[first]);
     let to = leading(lines[s + first]);
-    let reindented: Vec<String> = search
-        .replacement
+    // Whole lines are replaced without their last line end, so a
+    // replacement that ends in one (like the pattern did) drops it.
+    let replacement_text = match search.pattern.ends_with('\n') {
+        true => search
+            .replacement
+            .strip_suffix('\n')
+            .unwrap_or(search.replacement),
+        false => search.replacement,
+    };
+    let reindented: Vec<String> = replacement_text
         .split('\n')
         .map(|l| match l.strip_prefix(from) {
             Some(rest) if !l.trim().is_empty() => format!("{to}{rest}"),
@@ -379,6 +389,23 @@ mod tests {
             ..s
         };
         assert!(search(file.as_bytes(), &exact).is_err());
+    }
+
+    #[test]
+    fn whitespace_mode_ignores_a_trailing_blank_pattern_line() {
+        let file = "def f():\n    x = 1\n    return x\n";
+        let s = Search {
+            pattern: "  x = 1\n  return x\n",
+            to: None,
+            replacement: "  x = 2\n  return x\n",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        let r = search(file.as_bytes(), &s).unwrap();
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "def f():\n    x = 2\n    return x\n"
+        );
     }
 
     #[test]

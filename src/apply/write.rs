@@ -134,7 +134,11 @@ fn is_placeholder(line: &str) -> bool {
         .trim_end_matches("*/}")
         .trim_end_matches("*/")
         .trim();
-    ellipsis && (matches!(bare, "..." | "…") || WORDS.iter().any(|w| body.contains(w)))
+    // Whole words only: "decode" is not "code", "restore" not "rest".
+    let has_word = body
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| WORDS.contains(&word));
+    ellipsis && (matches!(bare, "..." | "…") || has_word)
 }
 
 #[cfg(test)]
@@ -229,6 +233,8 @@ mod tests {
             "...",
             "// see the docs...",
             "x = '...'",
+            "// decode the input...",
+            "// restore state...",
         ] {
             assert!(write(Some(old), &w(line), true).is_ok(), "{line}");
         }

@@ -625,10 +625,6 @@ fn commit_and_advance(
         o.post = Some(post);
         return Ok(o);
     }
-    repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
-        .map_err(git_err)?;
-    fault::point("noted");
-    timings.mark("note");
     // The journal comes before the branch moves: a crash right after the
     // move must still leave the next apply a record of what to write, or
     // its snapshot of the stale working tree would revert this apply. The
@@ -669,6 +665,12 @@ fn commit_and_advance(
     }
     fault::point("branch-moved");
     timings.mark("journal, branch");
+    // The note is written only once the commit is on the branch, so a
+    // moved branch leaves no note on an unreachable commit.
+    repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
+        .map_err(git_err)?;
+    fault::point("noted");
+    timings.mark("note");
     // The branch has moved: from here on a failure is reported, never a
     // reason to stop without a report. The journal stays, so the next
     // apply tries to finish the update.
@@ -949,7 +951,7 @@ fn render(
             w.write_all(diff.as_bytes())?;
         }
         let ids = match (out.pre, out.post) {
-            (_, Some(post)) if out.status != "rejected" => {
+            (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
                 let pre = out
                     .pre
                     .map_or_else(|| "none (clean tree)".to_string(), short);

@@ -285,9 +285,9 @@ const COVERED: &[&str] = &[
     "locked",
     "pre-committed",
     "post-committed",
-    "noted",
     "journal-written",
     "branch-moved",
+    "noted",
     "worktree-file",
     "index-written",
 ];
@@ -537,7 +537,11 @@ fn concurrent_applies_run_one_after_another_and_lose_no_commit() {
 #[test]
 fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
     let f = Fixture::new();
-    let paused = Paused::start(f.apply("reply.md", &[], &[]), "noted", f.dir.join("pause"));
+    let paused = Paused::start(
+        f.apply("reply.md", &[], &[]),
+        "journal-written",
+        f.dir.join("pause"),
+    );
     f.write("x.txt", "committed meanwhile\n");
     f.git(&["add", "x.txt"]);
     f.commit("a commit made during the apply");
