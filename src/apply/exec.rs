@@ -324,13 +324,21 @@ fn run_search<F: Files>(
 }
 
 /// `3, 10, 44`: each line once, in order.
+/// `3, 10, 44`: each line once, in order; at most 20, then how many more.
 fn join(lines: &[u32]) -> String {
+    const SHOWN: usize = 20;
     let mut seen = lines.to_vec();
     seen.dedup();
-    seen.iter()
+    let mut text = seen
+        .iter()
+        .take(SHOWN)
         .map(u32::to_string)
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if seen.len() > SHOWN {
+        text.push_str(&format!(" and {} more", seen.len() - SHOWN));
+    }
+    text
 }
 
 fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {

@@ -212,9 +212,14 @@ fn present_as_lines(file: &str, text: &str) -> Option<u32> {
     None
 }
 
+/// Pattern lines looked at, at most: a bigger pattern is judged by its
+/// first lines, so that a huge reply cannot make a failing SEARCH slow.
+const MAX_PATTERN_LINES: usize = 400;
+
 fn closest(file: &str, pattern: &str) -> Option<Closest> {
     let file_lines: Vec<&str> = file.split('\n').collect();
-    let pat_lines: Vec<&str> = pattern.split('\n').collect();
+    let pat_lines: Vec<&str> = pattern.split('\n').take(MAX_PATTERN_LINES).collect();
+    let pattern = &pat_lines.join("\n");
     let n = pat_lines.len();
     let starts = candidate_starts(&file_lines, &pat_lines);
     let mut best: Option<(f32, usize)> = None;

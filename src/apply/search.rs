@@ -117,7 +117,7 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
             ranges.iter().map(|r| (r.clone(), with.clone())).collect();
         return Ok(Replaced {
             bytes: text.splice(&edits),
-            lines: ranges.iter().map(|r| text.line_of(r.start)).collect(),
+            lines: text.lines_of(ranges.iter().map(|r| r.start)),
             whitespace_note: None,
         });
     }
@@ -139,7 +139,7 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
     });
     Err(SearchError::Count {
         expected: search.count,
-        found: ranges.iter().map(|r| text.line_of(r.start)).collect(),
+        found: text.lines_of(ranges.iter().map(|r| r.start)),
         feedback,
     })
 }

@@ -125,6 +125,19 @@ impl<'a> Text<'a> {
         1 + memchr::memchr_iter(b'\n', &self.norm[..at]).count() as u32
     }
 
+    /// 1-based line numbers of the offsets in `sorted` (ascending), in one
+    /// pass over the text.
+    pub fn lines_of(&self, sorted: impl IntoIterator<Item = usize>) -> Vec<u32> {
+        let mut out = Vec::new();
+        let (mut line, mut counted) = (1u32, 0usize);
+        for at in sorted {
+            line += memchr::memchr_iter(b'\n', &self.norm[counted..at]).count() as u32;
+            counted = at;
+            out.push(line);
+        }
+        out
+    }
+
     /// `text` (LF line ends) with the file's own line ending.
     pub fn with_file_endings(&self, text: &str) -> Vec<u8> {
         if self.ending == LineEnding::Lf {
