@@ -180,7 +180,7 @@ fn run_step<F: Files>(step: &Step, files: &mut F, options: &ExecOptions) -> Task
             run_search(files, path, &s, options)
         }
         Op::Run { .. } => Err(Failure {
-            error_type: None,
+            error_type: Some("exec_failed"),
             message: "not available yet: RUN is not built in this version; nothing was run"
                 .to_string(),
             details: vec![

@@ -388,7 +388,10 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     })?;
     fault::point("locked");
     timings.mark("read, parse, lock");
-    finish_interrupted_update(&repo, &branch)?;
+    // A dry run changes nothing, not even an interrupted update.
+    if !early.dry_run {
+        finish_interrupted_update(&repo, &branch)?;
+    }
     // The branch as it is now, under the lock.
     let base = match repo.head().map_err(git_err)? {
         Head::Branch { commit, .. } => commit,

@@ -25,7 +25,8 @@ impl Identity {
         let (name, rest) = text.split_once('<')?;
         let email = rest.strip_suffix('>')?;
         let name = name.trim();
-        if name.is_empty() || email.contains(['<', '>']) {
+        // A newline or angle bracket would corrupt the commit header.
+        if name.is_empty() || email.contains(['<', '>', '\n']) || name.contains(['<', '>', '\n']) {
             return None;
         }
         Some(Identity {
@@ -265,5 +266,6 @@ mod tests {
         );
         assert_eq!(Identity::parse("no email"), None);
         assert_eq!(Identity::parse("<a@b>"), None);
+        assert_eq!(Identity::parse("a\nb <a@b>"), None);
     }
 }
