@@ -300,14 +300,10 @@ impl Finished {
     }
 
     fn new(status: &'static str, outcome: Outcome, message: String) -> Finished {
-        let exit_code = match status {
-            "branch_moved" => 3,
-            _ => outcome.exit_code(),
-        };
         Finished {
             status,
             outcome,
-            exit_code,
+            exit_code: outcome.exit_code(),
             message,
             branch: None,
             base: None,
@@ -322,12 +318,13 @@ impl Finished {
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     let mut timings = Timings::default();
-    let delims = settings::delimiters(
+    let repo = Repository::discover(std::path::Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let delims = settings::delimiters_in(
+        repo.as_ref(),
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
     )?;
-    let repo = Repository::discover(std::path::Path::new("."))
-        .map_err(|e| CliError::new(e.to_string()))?;
     let no_git = args.no_git
         || Layers::new(repo.as_ref())
             .get_bool(None, "noGit")?
@@ -425,7 +422,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     };
 
     let tasks = plan(&reply, false);
-    let mut files = repo.files(snapshot.tree);
+    let mut files = repo.files(snapshot.tree).map_err(git_err)?;
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
     print_warnings(&reply, settings.format);
     let reports = execute(&tasks, &mut files, &settings.exec, |t| {
@@ -435,7 +432,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     });
     let tally = Tally::of(&reports);
     let changed = files.changed().map_err(git_err)?;
-    let post_tree = files.write_tree().map_err(git_err)?;
+    let post_tree = files.write_tree(&changed).map_err(git_err)?;
     timings.mark("pre commit, operations, post tree");
 
     let mut out = if changed.is_empty() {
@@ -499,10 +496,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         &out,
         streaming,
     )?;
-    Ok(match out.status {
-        "branch_moved" => Outcome::BranchMoved,
-        _ => out.outcome,
-    })
+    Ok(out.outcome)
 }
 
 fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {

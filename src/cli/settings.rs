@@ -12,11 +12,22 @@ use super::CliError;
 /// the defaults. Outside a repository (or in one git cannot open) only the
 /// flags and defaults apply: `parse` must work on any reply anywhere.
 pub fn delimiters(start: Option<&str>, end: Option<&str>) -> Result<Delimiters, CliError> {
+    if start.is_some() && end.is_some() {
+        return delimiters_in(None, start, end);
+    }
+    let repo = Repository::discover(Path::new(".")).ok().flatten();
+    delimiters_in(repo.as_ref(), start, end)
+}
+
+/// [`delimiters`] with the repository (if any) already open.
+pub fn delimiters_in(
+    repo: Option<&Repository>,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<Delimiters, CliError> {
     let defaults = Delimiters::default();
     let (mut start_value, mut end_value) = (start.map(str::to_owned), end.map(str::to_owned));
-    if (start_value.is_none() || end_value.is_none())
-        && let Ok(Some(repo)) = Repository::discover(Path::new("."))
-    {
+    if let Some(repo) = repo {
         start_value = start_value.or_else(|| repo.config_string("clada.startDelimiter"));
         end_value = end_value.or_else(|| repo.config_string("clada.endDelimiter"));
     }

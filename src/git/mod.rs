@@ -210,7 +210,7 @@ impl Repository {
     }
 
     /// A store of the files of `tree` for operations to edit in memory.
-    pub fn files(&self, tree: ObjectId) -> tree::TreeFiles<'_> {
+    pub fn files(&self, tree: ObjectId) -> Result<tree::TreeFiles<'_>, GitError> {
         tree::TreeFiles::new(&self.repo, tree)
     }
 

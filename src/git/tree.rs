@@ -20,6 +20,8 @@ use super::GitError;
 pub struct TreeFiles<'r> {
     repo: &'r gix::Repository,
     base: ObjectId,
+    /// The base tree, read once: every lookup starts from it.
+    base_tree: gix::Tree<'r>,
     changes: BTreeMap<String, FileData>,
     /// The working tree the base was taken from: a path missing from the
     /// base but present there is ignored by git, and is never written.
@@ -36,13 +38,17 @@ enum Found {
 }
 
 impl<'r> TreeFiles<'r> {
-    pub fn new(repo: &'r gix::Repository, base: ObjectId) -> TreeFiles<'r> {
-        TreeFiles {
+    pub fn new(repo: &'r gix::Repository, base: ObjectId) -> Result<TreeFiles<'r>, GitError> {
+        let base_tree = repo
+            .find_tree(base)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        Ok(TreeFiles {
             repo,
             base,
+            base_tree,
             changes: BTreeMap::new(),
             workdir: repo.workdir().map(std::path::Path::to_path_buf),
-        }
+        })
     }
 
     /// Refuses a path that is not in the base tree but exists in the
@@ -64,8 +70,10 @@ impl<'r> TreeFiles<'r> {
     }
 
     fn lookup(&self, path: &str) -> Result<Found, FilesError> {
-        let tree = self.repo.find_tree(self.base).map_err(Self::store)?;
-        let entry = tree.lookup_entry_by_path(path).map_err(Self::store)?;
+        let entry = self
+            .base_tree
+            .lookup_entry_by_path(path)
+            .map_err(Self::store)?;
         Ok(match entry {
             None => Found::Nothing,
             Some(e) => match e.mode().kind() {
@@ -158,10 +166,9 @@ impl<'r> TreeFiles<'r> {
         Ok(out)
     }
 
-    /// Writes the blobs and the new tree; returns its id (the base's id when
-    /// nothing changed).
-    pub fn write_tree(&self) -> Result<ObjectId, GitError> {
-        let changed = self.changed()?;
+    /// Writes the blobs of `changed` (from [`TreeFiles::changed`]) and the
+    /// new tree; returns its id (the base's id when nothing changed).
+    pub fn write_tree(&self, changed: &[Changed]) -> Result<ObjectId, GitError> {
         if changed.is_empty() {
             return Ok(self.base);
         }
@@ -169,7 +176,7 @@ impl<'r> TreeFiles<'r> {
             .repo
             .edit_tree(self.base)
             .map_err(|e| GitError::op("edit the tree", e))?;
-        for c in &changed {
+        for c in changed {
             let data = &self.changes[&c.path];
             let id = self
                 .repo
