@@ -43,6 +43,11 @@ fn out(dir: &Path, args: &[&str]) -> String {
     git_output(dir, args)
 }
 
+/// The content of `path` in `dir`.
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
 fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
     clada(dir, dir)
         .env("GIT_AUTHOR_DATE", DATE)
@@ -64,10 +69,7 @@ fn clean_tree_gets_one_post_commit_with_trailers_note_and_reflogs() {
     let dir = repo(&[("a.txt", "old\n")]);
     let base = out(dir.path(), &["rev-parse", "HEAD"]);
     apply(dir.path(), &["-"], EDIT).success();
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "new\n");
     assert_eq!(
         out(dir.path(), &["rev-parse", "HEAD^"]),
         base,
@@ -136,10 +138,7 @@ fn unborn_branch_gets_a_root_commit() {
     )
     .success();
     assert_eq!(out(dir.path(), &["rev-list", "--count", "HEAD"]), "1");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("src/hello.txt")).unwrap(),
-        "hi\n"
-    );
+    assert_eq!(read(dir.path(), "src/hello.txt"), "hi\n");
     assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
 }
 
@@ -171,10 +170,7 @@ fn fatal_reply_changes_nothing() {
     .code(2);
     assert_eq!(json(&a)["status"], "fatal");
     assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "dirty\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "dirty\n");
 }
 
 #[test]
@@ -218,10 +214,7 @@ fn reply_from_a_commit_message_or_a_note() {
         ],
     );
     apply(dir.path(), &["--from-commit", "HEAD"], "").success();
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "new\n");
 
     let reply = "<---WRITE file=\"b.txt\"--->\nfrom a note\n<---END--->\n";
     std::fs::write(dir.path().join("note.md"), reply).unwrap();
@@ -243,10 +236,7 @@ fn reply_from_a_commit_message_or_a_note() {
     );
     std::fs::remove_file(dir.path().join("note.md")).unwrap();
     apply(dir.path(), &["--from-note", "HEAD"], "").success();
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
-        "from a note\n"
-    );
+    assert_eq!(read(dir.path(), "b.txt"), "from a note\n");
     apply(dir.path(), &["--from-note", "HEAD"], "")
         .code(2)
         .stderr(predicates::str::contains(
@@ -269,10 +259,7 @@ fn dry_run_prints_the_diff_and_changes_nothing() {
         objects_before,
         "no objects written"
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "old\n");
 }
 
 #[test]
@@ -289,10 +276,7 @@ fn atomic_keeps_the_branch_and_stores_the_result() {
         out(dir.path(), &["show", "refs/clada/rejected/1:a.txt"]),
         "new"
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "old\n");
     apply(dir.path(), &["--atomic", "-"], &reply).code(1);
     assert!(
         out(dir.path(), &["for-each-ref", "refs/clada/rejected/"])
@@ -306,10 +290,7 @@ fn no_git_edits_a_plain_directory_and_rolls_back_blocks() {
     std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
     let reply = "<---TASKS--->\n<---WRITE file=\"made/new.txt\"--->\nx\n<---END--->\n<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\ny\n<---END--->\n<---END--->\n";
     apply(dir.path(), &["--no-git", "-"], &format!("{EDIT}{reply}")).code(1);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "new\n");
     assert!(
         !dir.path().join("made").exists(),
         "the failed block's file and directory are gone"
@@ -322,10 +303,7 @@ fn no_git_edits_a_plain_directory_and_rolls_back_blocks() {
         &format!("{EDIT}{reply}"),
     )
     .code(1);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "old\n");
 }
 
 #[test]
@@ -336,10 +314,7 @@ fn settings_come_from_git_config_then_the_team_file() {
     apply(dir.path(), &["-"], reply).code(1);
     git(dir.path(), &["config", "clada.match", "whitespace"]);
     apply(dir.path(), &["-"], reply).success();
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
-        "def f():\n\treturn 2\n"
-    );
+    assert_eq!(read(dir.path(), "a.py"), "def f():\n\treturn 2\n");
 
     let dir = repo(&[
         ("a.py", "def f():\n\treturn 1\n"),
@@ -389,10 +364,7 @@ fn a_reply_that_changes_nothing_moves_nothing() {
     .success()
     .stdout(predicates::str::contains("nothing changed"));
     assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
-        "dirty\n"
-    );
+    assert_eq!(read(dir.path(), "b.txt"), "dirty\n");
 }
 
 #[test]
@@ -465,10 +437,7 @@ fn a_link_at_a_temporary_name_cannot_redirect_writes() {
     }
     apply(dir.path(), &["-"], EDIT).success();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(read(dir.path(), "a.txt"), "new\n");
     assert!(!dir.path().join("a.txt").is_symlink());
 }
 
@@ -485,10 +454,7 @@ fn ignored_files_are_never_overwritten() {
     .stdout(predicates::str::contains(
         "protected_path: .env exists but git ignores it",
     ));
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join(".env")).unwrap(),
-        "SECRET=1\n"
-    );
+    assert_eq!(read(dir.path(), ".env"), "SECRET=1\n");
     assert!(
         out(dir.path(), &["ls-tree", "-r", "--name-only", "HEAD"])
             .lines()
