@@ -220,7 +220,7 @@ impl Repository {
 
     /// Applies `edit` with `who` as the reflog's committer (the user may
     /// have no identity configured; clada's commits do not need one).
-    fn edit_as(&self, who: &Identity, edit: RefEdit) -> Result<(), gix::Error> {
+    pub(super) fn edit_as(&self, who: &Identity, edit: RefEdit) -> Result<(), gix::Error> {
         let time = time_from_env("GIT_COMMITTER_DATE")
             .unwrap_or_else(|_| gix::date::Time::now_local_or_utc().to_string());
         let committer = gix::actor::SignatureRef {

@@ -8,10 +8,16 @@
 //! - `tree`: files of a tree edited in memory (the apply's store).
 //! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
 //! - `worktree`: bringing the user's working tree and index to the result.
+//! - `state`: the user's uncommitted working tree and index, as trees.
+//! - `switch`: moving the working tree and index between states (history).
+//! - `history`: commit headers, ancestry, HEAD and reference moves (history).
 
 pub mod commit;
+pub mod history;
 pub mod lock;
 pub mod snapshot;
+pub mod state;
+pub mod switch;
 pub mod tree;
 pub mod worktree;
 

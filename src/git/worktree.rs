@@ -335,7 +335,7 @@ impl Repository {
 }
 
 /// A new file in `dir` with a name nobody else uses, opened exclusively.
-fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+pub(super) fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     for attempt in 0..100u32 {
         let name = format!(".clada-{}-{attempt}.tmp", std::process::id());
         let path = dir.join(name);
@@ -362,7 +362,7 @@ fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
 /// (20 ms for a 50,000-file index). The trailer of an index is a plain
 /// SHA-1 of its content, so it is computed here with the `sha1` crate
 /// (hardware-accelerated where the CPU can) over the serialised bytes.
-fn write_index(index: &gix::index::File, out: &mut impl std::io::Write) -> Result<(), GitError> {
+pub(super) fn write_index(index: &gix::index::File, out: &mut impl std::io::Write) -> Result<(), GitError> {
     use sha1::Digest as _;
     let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
     let mut bytes = Vec::with_capacity(1 << 20);
@@ -383,7 +383,7 @@ fn write_index(index: &gix::index::File, out: &mut impl std::io::Write) -> Resul
 
 /// The index stat of `path` if its content is `id`; `None` (a zero stat,
 /// which makes git look at the content) otherwise.
-fn disk_stat_if_matches(
+pub(super) fn disk_stat_if_matches(
     path: &Path,
     id: ObjectId,
     hash: gix::hash::Kind,
