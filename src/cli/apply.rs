@@ -388,6 +388,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     // A dry run changes nothing, not even an interrupted update.
     if !early.dry_run {
         finish_interrupted_update(&repo, &branch)?;
+        super::guard::finish_interrupted_switch(&repo)?;
     }
     // The branch as it is now, under the lock.
     let base = match repo.head().map_err(git_err)? {
@@ -544,7 +545,7 @@ impl Timings {
 }
 
 /// A worktree update a crash cut short is finished before anything else.
-fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<(), CliError> {
+pub(super) fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<(), CliError> {
     let Some(pending) = repo.pending_update().map_err(git_err)? else {
         return Ok(());
     };

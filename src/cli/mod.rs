@@ -7,11 +7,17 @@
 
 mod apply;
 mod config;
+mod guard;
 mod input;
+mod log;
 mod not_built;
 mod parse;
 mod prompt;
 mod settings;
+mod squash;
+mod status;
+mod step;
+mod undo;
 
 use std::process::ExitCode;
 
@@ -46,22 +52,22 @@ pub enum Command {
     Prompt(prompt::PromptArgs),
     /// Apply a reply to the current branch as pre and post commits
     Apply(apply::ApplyArgs),
-    /// Undo the newest apply, restoring your uncommitted work (not built yet)
-    Undo(not_built::NotBuiltArgs),
-    /// Redo the last undone apply (not built yet)
-    Redo(not_built::NotBuiltArgs),
-    /// Squash the clada commits at the branch tip into one (not built yet)
-    Squash(not_built::NotBuiltArgs),
-    /// Step back along first-parent history, saving your work (not built yet)
-    StepBack(not_built::NotBuiltArgs),
-    /// Step forward toward the branch tip (not built yet)
-    StepForward(not_built::NotBuiltArgs),
-    /// Show where you are: stepped back, undo stack, last apply (not built yet)
-    Status(not_built::NotBuiltArgs),
-    /// List the clada applies on this branch (not built yet)
-    Log(not_built::NotBuiltArgs),
-    /// Show the reply and report of one apply (not built yet)
-    Show(not_built::NotBuiltArgs),
+    /// Undo the newest apply, restoring your uncommitted work
+    Undo(undo::UndoArgs),
+    /// Redo the last undone apply
+    Redo(undo::RedoArgs),
+    /// Squash the clada commits at the branch tip into one
+    Squash(squash::SquashArgs),
+    /// Step back along first-parent history, saving your work
+    StepBack(step::StepBackArgs),
+    /// Step forward toward the branch tip; at the tip, restore your work
+    StepForward(step::StepForwardArgs),
+    /// Show where you are: stepped back, undo and redo, last apply
+    Status(status::StatusArgs),
+    /// List the clada applies on this branch
+    Log(log::LogArgs),
+    /// Show the reply and report of one apply
+    Show(log::ShowArgs),
     /// Approve a command line for RUN (not built yet)
     Allow(not_built::NotBuiltArgs),
     /// Install, remove or run git hooks (not built yet)
@@ -122,14 +128,14 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),
         Command::Apply(args) => apply::run_apply(args),
-        Command::Undo(_) => not_built::run_not_built("undo", 5),
-        Command::Redo(_) => not_built::run_not_built("redo", 5),
-        Command::Squash(_) => not_built::run_not_built("squash", 5),
-        Command::StepBack(_) => not_built::run_not_built("step-back", 5),
-        Command::StepForward(_) => not_built::run_not_built("step-forward", 5),
-        Command::Status(_) => not_built::run_not_built("status", 5),
-        Command::Log(_) => not_built::run_not_built("log", 5),
-        Command::Show(_) => not_built::run_not_built("show", 5),
+        Command::Undo(args) => undo::run_undo(args),
+        Command::Redo(args) => undo::run_redo(args),
+        Command::Squash(args) => squash::run_squash(args),
+        Command::StepBack(args) => step::run_step_back(args),
+        Command::StepForward(args) => step::run_step_forward(args),
+        Command::Status(args) => status::run_status(args),
+        Command::Log(args) => log::run_log(args),
+        Command::Show(args) => log::run_show(args),
         Command::Allow(_) => not_built::run_not_built("allow", 4),
         Command::Hook(_) => not_built::run_not_built("hook", 6),
     };

@@ -126,13 +126,49 @@ impl Repository {
             Head::Branch { name, .. } => Target::Symbolic(full_name(name)?),
             Head::Detached(id) => Target::Object(*id),
         };
+        // gix writes no reflog entry when HEAD becomes symbolic (there is
+        // no object in the change); git does ("moving from X to main").
+        // So the entry is written first, on its own, while HEAD still
+        // holds the expected value.
+        let from_to = match (expected, new) {
+            (
+                Head::Detached(from)
+                | Head::Branch {
+                    commit: Some(from), ..
+                },
+                Head::Branch {
+                    commit: Some(to), ..
+                },
+            ) if from != to => Some(*to),
+            _ => None,
+        };
+        let log_only = from_to.map(|to| {
+            RefEdit::new(
+                full_name("HEAD").expect("HEAD is a valid name"),
+                Change::Update {
+                    log: gix::refs::transaction::LogChange {
+                        mode: RefLog::Only,
+                        force_create_reflog: false,
+                        message: message.into(),
+                    },
+                    expected: PreviousValue::MustExistAndMatch(previous.clone()),
+                    new: Target::Object(to),
+                },
+            )
+        });
         let edit = RefEdit::update(
             full_name("HEAD")?,
             target,
             PreviousValue::MustExistAndMatch(previous),
             message,
         );
-        if let Err(e) = self.edit_as(who, edit) {
+        let result = match log_only {
+            Some(log) => self
+                .edit_as(who, log)
+                .and_then(|()| self.edit_as(who, edit)),
+            None => self.edit_as(who, edit),
+        };
+        if let Err(e) = result {
             let now = self.head()?;
             let moved = match (expected, &now) {
                 (Head::Branch { name: a, .. }, Head::Branch { name: b, .. }) => a != b,

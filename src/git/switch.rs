@@ -110,7 +110,9 @@ fn kind_from(code: &str) -> Option<EntryKind> {
 }
 
 fn encode_entry(e: Option<Entry>) -> String {
-    e.map_or("-".to_string(), |e| format!("{}:{}", e.id, kind_code(e.kind)))
+    e.map_or("-".to_string(), |e| {
+        format!("{}:{}", e.id, kind_code(e.kind))
+    })
 }
 
 fn decode_entry(text: &str) -> Option<Option<Entry>> {
@@ -260,7 +262,9 @@ impl Repository {
             if path.contains(['\n', '\t']) {
                 return Err(GitError::op(
                     "compare two trees",
-                    format!("the path {path:?} holds a tab or newline, which clada does not support"),
+                    format!(
+                        "the path {path:?} holds a tab or newline, which clada does not support"
+                    ),
                 ));
             }
             let entry = moves.entry(path.clone()).or_insert(Move {
@@ -315,7 +319,10 @@ impl Repository {
         let read = |e| GitError::op(format!("read {path}"), e);
         let (bytes, kind) = if meta.file_type().is_symlink() {
             let target = std::fs::read_link(&full).map_err(read)?;
-            (target.into_os_string().into_encoded_bytes(), EntryKind::Link)
+            (
+                target.into_os_string().into_encoded_bytes(),
+                EntryKind::Link,
+            )
         } else if meta.is_dir() {
             return Ok(Disk::Dir);
         } else if meta.is_file() {
@@ -390,10 +397,8 @@ impl Repository {
                     ),
                 },
                 (Disk::Dir, Some(_)) => "is a directory on disk".to_string(),
-                (_, None) => {
-                    "an untracked or ignored file is in the way (it is not in any commit)"
-                        .to_string()
-                }
+                (_, None) => "an untracked or ignored file is in the way (it is not in any commit)"
+                    .to_string(),
                 (Disk::Missing, Some(_)) => "was deleted since clada looked at it".to_string(),
                 _ => "changed since clada looked at it".to_string(),
             };
@@ -594,15 +599,14 @@ impl Repository {
             0,
         )
         .map_err(|e| GitError::op("lock the index", e))?;
-        let mut index = gix::index::File::at_or_default(&index_path, hash, true, Default::default())
-            .map_err(|e| GitError::op("read the index", e))?;
+        let mut index =
+            gix::index::File::at_or_default(&index_path, hash, true, Default::default())
+                .map_err(|e| GitError::op("read the index", e))?;
         let mut replace: BTreeMap<&str, Option<Entry>> = BTreeMap::new();
         for m in moves {
             let current = index
                 .entry_by_path(m.path.as_bytes().as_bstr())
-                .and_then(|e| {
-                    kind_of_index_mode(e.mode).map(|kind| Entry { id: e.id, kind })
-                });
+                .and_then(|e| kind_of_index_mode(e.mode).map(|kind| Entry { id: e.id, kind }));
             if current == m.to {
                 continue;
             }
@@ -622,7 +626,8 @@ impl Repository {
         index.remove_entries(|_, path, _| replace.contains_key(path.to_str_lossy().as_ref()));
         for (path, entry) in &replace {
             let Some(entry) = entry else { continue };
-            let stat = disk_stat_if_matches(&workdir.join(path), entry.id, hash).unwrap_or_default();
+            let stat =
+                disk_stat_if_matches(&workdir.join(path), entry.id, hash).unwrap_or_default();
             index.dangerously_push_entry(
                 stat,
                 entry.id,

@@ -362,7 +362,10 @@ pub(super) fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::F
 /// (20 ms for a 50,000-file index). The trailer of an index is a plain
 /// SHA-1 of its content, so it is computed here with the `sha1` crate
 /// (hardware-accelerated where the CPU can) over the serialised bytes.
-pub(super) fn write_index(index: &gix::index::File, out: &mut impl std::io::Write) -> Result<(), GitError> {
+pub(super) fn write_index(
+    index: &gix::index::File,
+    out: &mut impl std::io::Write,
+) -> Result<(), GitError> {
     use sha1::Digest as _;
     let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
     let mut bytes = Vec::with_capacity(1 << 20);
