@@ -9,5 +9,7 @@ mod apply_crash;
 mod common;
 mod conformance;
 mod help;
+mod history;
+mod history_fixture;
 mod parse;
 mod roundtrip;

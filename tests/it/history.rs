@@ -1,0 +1,697 @@
+//! End-to-end tests of the history commands (git.md §2–4): what each does
+//! to the branch, the working tree, the index and `refs/clada/`, and that
+//! every refusal changes nothing and says what to do next.
+
+use predicates::str::contains;
+
+use crate::history_fixture::{Repo, stdout, write_reply};
+
+/// Uncommitted work of every kind: a modified file, a deleted one, an
+/// untracked one, and one that is staged.
+fn dirty(r: &Repo) {
+    r.write("a.txt", "a edited by the user\n");
+    r.remove("gone.txt");
+    r.write("notes/todo.txt", "untracked\n");
+    r.write("staged.txt", "staged\n");
+    r.git(&["add", "staged.txt"]);
+}
+
+fn base_repo() -> Repo {
+    Repo::new(&[
+        ("a.txt", "a\n"),
+        ("gone.txt", "gone\n"),
+        (".gitignore", "*.log\n"),
+    ])
+}
+
+// ---------------------------------------------------------------- undo
+
+#[test]
+fn undo_returns_branch_and_working_tree_to_just_before_the_apply() {
+    let r = base_repo();
+    let base = r.rev("HEAD");
+    dirty(&r);
+    r.write("build.log", "ignored, never touched\n");
+    let before = r.worktree();
+    r.apply(&format!(
+        "{}{}",
+        write_reply("a.txt", "a from the reply\n"),
+        write_reply("src/new.txt", "new\n")
+    ));
+    let post = r.rev("HEAD");
+    assert_ne!(post, base);
+
+    r.run(&["undo"])
+        .success()
+        .stdout(contains("git clada redo"));
+    assert_eq!(r.rev("HEAD"), base, "the branch is back where it was");
+    assert!(!r.detached());
+    assert_eq!(r.worktree(), before, "every file as before the apply");
+    // The index holds the restored commit: the user's work is uncommitted
+    // again, untracked files untracked (staging is not kept by apply).
+    assert_eq!(
+        r.status(),
+        " M a.txt\n D gone.txt\n?? notes/todo.txt\n?? staged.txt"
+    );
+    assert_eq!(r.refs("refs/clada/undo/"), ["refs/clada/undo/1"]);
+    assert_eq!(r.rev("refs/clada/undo/1"), post, "undone commits are kept");
+    assert!(r.git(&["reflog", "-1", "main"]).contains("clada: undo"));
+    assert!(r.git(&["reflog", "-1", "HEAD"]).contains("clada: undo"));
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn redo_restores_the_undone_apply_exactly() {
+    let r = base_repo();
+    dirty(&r);
+    r.apply(&write_reply("a.txt", "a from the reply\n"));
+    let post = r.rev("HEAD");
+    let after_apply = r.worktree();
+    let status_after_apply = r.status();
+    r.run(&["undo"]).success();
+    r.run(&["redo"])
+        .success()
+        .stdout(contains("git clada undo"));
+    assert_eq!(r.rev("HEAD"), post);
+    assert_eq!(r.worktree(), after_apply);
+    assert_eq!(r.status(), status_after_apply);
+    assert!(
+        r.refs("refs/clada/undo/").is_empty(),
+        "the entry is used up"
+    );
+    r.run(&["redo"]).code(2).stderr(contains("nothing to redo"));
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn undo_of_a_clean_apply_and_undo_n() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    let base = r.rev("HEAD");
+    r.apply_write("a.txt", "1\n");
+    r.apply_write("b.txt", "2\n");
+    r.apply_write("a.txt", "3\n");
+    let tip = r.rev("HEAD");
+    r.run(&["undo", "3"]).success();
+    assert_eq!(r.rev("HEAD"), base);
+    assert_eq!(r.status(), "");
+    assert_eq!(r.read("a.txt").as_deref(), Some("a\n"));
+    assert_eq!(r.read("b.txt"), None);
+    assert_eq!(r.refs("refs/clada/undo/").len(), 3);
+    // Redo takes them back oldest first, one at a time.
+    r.run(&["redo"]).success();
+    assert_eq!(r.read("a.txt").as_deref(), Some("1\n"));
+    r.run(&["redo"]).success();
+    r.run(&["redo"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    assert_eq!(r.status(), "");
+    r.run(&["undo", "4"])
+        .code(2)
+        .stderr(contains("git clada undo 3"));
+    assert_eq!(r.rev("HEAD"), tip);
+}
+
+#[test]
+fn undo_n_will_not_undo_past_an_apply_made_on_uncommitted_work() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.write("mine.txt", "my work\n");
+    r.apply_write("b.txt", "2\n");
+    r.apply_write("c.txt", "3\n");
+    let tip = r.rev("HEAD");
+    r.run(&["undo", "3"])
+        .code(2)
+        .stderr(contains("git clada undo 2"));
+    assert_eq!(r.rev("HEAD"), tip, "nothing changed");
+    r.run(&["undo", "2"]).success();
+    assert_eq!(r.status(), "?? mine.txt");
+    assert_eq!(r.read("mine.txt").as_deref(), Some("my work\n"));
+}
+
+#[test]
+fn undo_refuses_a_tip_that_is_not_an_apply() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.write("a.txt", "my own commit\n");
+    r.commit("mine");
+    let tip = r.rev("HEAD");
+    r.run(&["undo"])
+        .code(2)
+        .stderr(contains("not a clada apply"))
+        .stderr(contains("hint:"));
+    assert_eq!(r.rev("HEAD"), tip);
+    assert!(r.refs("refs/clada/").is_empty());
+}
+
+#[test]
+fn undo_refuses_changes_made_since_the_apply() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    let tip = r.rev("HEAD");
+    for (edit, path) in [
+        ("a.txt", "a.txt"),
+        ("untracked.txt", "untracked.txt"),
+        ("staged.txt", "staged.txt"),
+    ] {
+        r.write(edit, "user change\n");
+        if edit == "staged.txt" {
+            r.git(&["add", "staged.txt"]);
+        }
+        let before = r.worktree();
+        r.run(&["undo"])
+            .code(2)
+            .stderr(contains(path))
+            .stderr(contains("git stash -u"));
+        assert_eq!(r.rev("HEAD"), tip);
+        assert_eq!(r.worktree(), before, "nothing touched");
+        assert!(r.refs("refs/clada/").is_empty());
+        r.git(&["reset", "-q", "--hard"]);
+        r.git(&["clean", "-qfd"]);
+    }
+}
+
+#[test]
+fn undo_refuses_pushed_applies_unless_forced() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    let tip = r.rev("HEAD");
+    r.git(&["update-ref", "refs/remotes/origin/main", &tip]);
+    r.run(&["undo"])
+        .code(2)
+        .stderr(contains("refs/remotes/origin/main"))
+        .stderr(contains("--force"));
+    assert_eq!(r.rev("HEAD"), tip);
+    r.run(&["undo", "--force"]).success();
+    assert_ne!(r.rev("HEAD"), tip);
+}
+
+#[test]
+fn undo_and_redo_of_an_apply_to_an_unborn_branch() {
+    let r = Repo::new(&[]);
+    r.write("mine.txt", "before any commit\n");
+    r.apply_write("hello.txt", "hi\n");
+    let post = r.rev("HEAD");
+    r.run(&["undo"]).success();
+    assert_eq!(r.rev("refs/heads/main"), "", "unborn again");
+    assert_eq!(r.status(), "?? mine.txt");
+    assert_eq!(r.read("hello.txt"), None);
+    r.run(&["redo"]).success();
+    assert_eq!(r.rev("HEAD"), post);
+    assert_eq!(r.status(), "");
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn redo_refuses_to_overwrite_work_done_after_the_undo_and_an_ignored_file_in_its_way() {
+    let r = Repo::new(&[("a.txt", "a\n"), (".gitignore", "*.log\n")]);
+    r.apply(&format!(
+        "{}{}",
+        write_reply("a.txt", "1\n"),
+        write_reply("out.log", "from the reply\n")
+    ));
+    r.run(&["undo"]).success();
+    let base = r.rev("HEAD");
+    r.write("a.txt", "edited after the undo\n");
+    r.run(&["redo"])
+        .code(2)
+        .stderr(contains("a.txt"))
+        .stderr(contains("git stash -u"));
+    assert_eq!(r.read("a.txt").as_deref(), Some("edited after the undo\n"));
+    r.git(&["checkout", "--", "a.txt"]);
+    // An ignored file where the reply wrote one: not in any commit.
+    r.write("out.log", "build output\n");
+    r.run(&["redo"]).code(2).stderr(contains("out.log"));
+    assert_eq!(r.read("out.log").as_deref(), Some("build output\n"));
+    assert_eq!(r.rev("HEAD"), base);
+    r.remove("out.log");
+    r.run(&["redo"]).success();
+    assert_eq!(r.read("out.log").as_deref(), Some("from the reply\n"));
+}
+
+#[test]
+fn redo_after_the_branch_moved_has_nothing_to_redo_and_says_how_to_reapply() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.run(&["undo"]).success();
+    r.write("b.txt", "new work\n");
+    r.commit("new work");
+    let a = r.run(&["redo"]).code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("git clada show --reply refs/clada/undo/1 | git clada apply"),
+        "{err}"
+    );
+    // And that pipeline works.
+    let reply = r.run(&["show", "--reply", "refs/clada/undo/1"]).success();
+    assert_eq!(stdout(&reply), write_reply("a.txt", "1\n"));
+}
+
+#[test]
+fn undo_refuses_a_squash() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.apply_write("a.txt", "2\n");
+    r.run(&["squash"]).success();
+    r.run(&["undo"])
+        .code(2)
+        .stderr(contains("squash"))
+        .stderr(contains("refs/clada/squashed/"));
+}
+
+// ---------------------------------------------------------------- squash
+
+#[test]
+fn squash_folds_the_run_with_its_pre_snapshots_and_keeps_the_old_tip() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.write("a.txt", "user before the session\n");
+    r.commit("user commit");
+    let base = r.rev("HEAD");
+    r.apply_write("b.txt", "1\n");
+    r.write("mine.txt", "work between replies\n");
+    r.apply_write("c.txt", "2\n");
+    r.apply_write("b.txt", "3\n");
+    let tip = r.rev("HEAD");
+    let tree = r.rev("HEAD^{tree}");
+    r.write("uncommitted.txt", "stays uncommitted\n");
+    let status = r.status();
+
+    let dry = r.run(&["squash", "--dry-run"]).success();
+    assert!(
+        stdout(&dry).contains("4 commit(s) of 3 unit(s)"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(r.rev("HEAD"), tip, "a dry run changes nothing");
+    assert!(r.refs("refs/clada/").is_empty());
+
+    r.run(&["squash"]).success();
+    assert_eq!(r.rev("HEAD^"), base, "one commit on top of the base");
+    assert_eq!(r.rev("HEAD^{tree}"), tree, "the same files");
+    assert_eq!(r.rev("refs/clada/squashed/1"), tip);
+    assert_eq!(r.status(), status, "uncommitted work untouched");
+    let message = r.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("[clada:squash] create b.txt; create c.txt; write b.txt"),
+        "{message}"
+    );
+    assert!(message.contains("1 pre snapshot(s)"), "{message}");
+    assert!(
+        message.contains(&format!("Clada-Squashed: {tip}")),
+        "{message}"
+    );
+    assert!(
+        r.git(&["reflog", "-1", "main"])
+            .contains("clada: squash 4 commits")
+    );
+    // A second squash after more applies folds the first one in.
+    r.git(&["stash", "-u", "-q"]);
+    r.apply_write("d.txt", "4\n");
+    r.run(&["squash", "--message", "Session: b, c, d"])
+        .success();
+    assert_eq!(r.rev("HEAD^"), base);
+    assert_eq!(r.git(&["log", "-1", "--format=%B"]), "Session: b, c, d");
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn squash_selections_stop_at_the_first_commit_that_does_not_match() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let at = |secs_ago: u64| format!("{} +0000", now - secs_ago);
+    for (file, ago) in [("old.txt", 3 * 86400), ("b.txt", 3 * 3600), ("c.txt", 1800)] {
+        r.clada(&["apply", "-"])
+            .env("GIT_COMMITTER_DATE", at(ago))
+            .env("GIT_AUTHOR_DATE", at(ago))
+            .write_stdin(write_reply(file, "x\n"))
+            .assert()
+            .success();
+    }
+    let tip = r.rev("HEAD");
+    let dry = |args: &[&str]| {
+        let mut all = vec!["squash", "--dry-run"];
+        all.extend_from_slice(args);
+        stdout(&r.run(&all).success())
+    };
+    assert!(dry(&["--hours", "1"]).contains("nothing to squash"));
+    assert!(dry(&["--hours", "4"]).contains("2 commit(s)"));
+    assert!(dry(&["--days", "1"]).contains("2 commit(s)"));
+    assert!(dry(&["--days", "4"]).contains("3 commit(s)"));
+    assert!(dry(&["--message-contains", "b.txt"]).contains("nothing to squash"));
+    assert!(dry(&["--message-contains", "create"]).contains("3 commit(s)"));
+    assert_eq!(r.rev("HEAD"), tip);
+    r.run(&["squash", "--hours", "4"]).success();
+    assert_eq!(
+        r.git(&["log", "-1", "--format=%s", "HEAD^"]),
+        "[clada:post] create old.txt"
+    );
+    r.run(&["squash", "--hours", "1", "--days", "1"]).code(2);
+}
+
+#[test]
+fn squash_refuses_pushed_commits_unless_forced_and_a_lone_commit_is_left_alone() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("b.txt", "1\n");
+    r.run(&["squash"])
+        .success()
+        .stdout(contains("nothing to squash"));
+    r.git(&["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    r.apply_write("c.txt", "2\n");
+    let tip = r.rev("HEAD");
+    r.run(&["squash"])
+        .code(2)
+        .stderr(contains("refs/remotes/origin/main"))
+        .stderr(contains("--force"));
+    assert_eq!(r.rev("HEAD"), tip);
+    r.run(&["squash", "--force"]).success();
+    assert_ne!(r.rev("HEAD"), tip);
+    r.write("a.txt", "mine\n");
+    r.commit("user");
+    r.run(&["squash"])
+        .success()
+        .stdout(contains("not a clada commit"));
+}
+
+// ---------------------------------------------------------------- steps
+
+#[test]
+fn step_back_and_forward_restore_every_kind_of_uncommitted_work() {
+    let r = base_repo();
+    r.apply_write("b.txt", "1\n");
+    r.apply_write("b.txt", "2\n");
+    r.apply_write("c.txt", "3\n");
+    let tip = r.rev("HEAD");
+    dirty(&r);
+    r.write("build.log", "ignored\n");
+    let work = r.worktree();
+    let status = r.status();
+
+    r.run(&["step-back"])
+        .success()
+        .stdout(contains("step-forward"));
+    assert!(r.detached());
+    assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~1")));
+    assert_eq!(r.status(), "", "the older commit, clean");
+    assert_eq!(r.read("b.txt").as_deref(), Some("2\n"));
+    assert_eq!(r.read("c.txt"), None);
+    assert_eq!(r.read("build.log").as_deref(), Some("ignored\n"));
+    assert_eq!(r.refs("refs/clada/steps/"), ["refs/clada/steps/saved"]);
+
+    r.run(&["step-back", "2"]).success();
+    assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~3")));
+    assert_eq!(r.read("b.txt"), None);
+    let st = stdout(&r.run(&["status"]).success());
+    assert!(st.contains("stepped back 3 commit(s) from main"), "{st}");
+
+    r.run(&["step-forward"]).success();
+    assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~2")));
+    r.run(&["step-forward", "--all"]).success();
+    assert!(!r.detached());
+    assert_eq!(r.rev("HEAD"), tip);
+    assert_eq!(r.worktree(), work);
+    assert_eq!(
+        r.status(),
+        status,
+        "staged stays staged, untracked untracked"
+    );
+    assert!(
+        r.refs("refs/clada/steps/").is_empty(),
+        "the session is over"
+    );
+    assert!(r.git(&["reflog", "-1", "HEAD"]).contains("step-forward"));
+    r.run(&["step-forward"])
+        .code(2)
+        .stderr(contains("not stepped back"));
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn changes_made_while_stepped_back_are_never_discarded() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.write("mine.txt", "saved work\n");
+    r.run(&["step-back"]).success();
+    let at = r.rev("HEAD");
+    r.write("a.txt", "edited while stepped back\n");
+    for args in [["step-forward", "--all"], ["step-back", "1"]] {
+        r.run(&args)
+            .code(2)
+            .stderr(contains("a.txt"))
+            .stderr(contains("git stash -u"));
+        assert_eq!(r.rev("HEAD"), at);
+        assert_eq!(
+            r.read("a.txt").as_deref(),
+            Some("edited while stepped back\n")
+        );
+    }
+    r.git(&["stash", "-q"]);
+    r.run(&["step-forward"]).success();
+    assert_eq!(r.read("mine.txt").as_deref(), Some("saved work\n"));
+    assert_eq!(r.read("a.txt").as_deref(), Some("1\n"));
+}
+
+#[test]
+fn commits_made_while_stepped_back_must_be_kept_on_a_branch_first() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    let tip = r.rev("HEAD");
+    r.run(&["step-back"]).success();
+    r.write("a.txt", "an experiment\n");
+    r.commit("experiment");
+    let experiment = r.rev("HEAD");
+    r.run(&["step-forward"])
+        .code(2)
+        .stderr(contains("git branch"));
+    r.run(&["step-forward", "--all"])
+        .code(2)
+        .stderr(contains("git branch"));
+    assert_eq!(r.rev("HEAD"), experiment);
+    r.git(&["branch", "experiment"]);
+    r.run(&["step-forward", "--all"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    assert_eq!(r.rev("experiment"), experiment);
+}
+
+#[test]
+fn step_back_refusals_change_nothing() {
+    let unborn = Repo::new(&[]);
+    unborn
+        .run(&["step-back"])
+        .code(2)
+        .stderr(contains("no commits"));
+
+    let r = Repo::new(&[("a.txt", "a\n"), (".gitignore", "*.log\n")]);
+    r.write("build.log", "tracked once\n");
+    r.git(&["add", "-f", "build.log"]);
+    r.commit("tracked log");
+    r.git(&["rm", "-q", "--cached", "build.log"]);
+    r.commit("untrack log");
+    // build.log is now ignored on disk; the older commit tracks it.
+    r.write("build.log", "my local log\n");
+    let tip = r.rev("HEAD");
+    r.run(&["step-back", "5"])
+        .code(2)
+        .stderr(contains("git clada step-back 2"));
+    r.run(&["step-back"]).code(2).stderr(contains("build.log"));
+    assert_eq!(r.rev("HEAD"), tip);
+    assert!(!r.detached());
+    assert!(r.refs("refs/clada/").is_empty());
+    assert_eq!(r.read("build.log").as_deref(), Some("my local log\n"));
+
+    r.git(&["checkout", "-q", "--detach"]);
+    r.run(&["step-back"]).code(2).stderr(contains("git switch"));
+}
+
+#[test]
+fn a_branch_moved_while_stepped_back_is_not_overwritten() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.apply_write("a.txt", "2\n");
+    r.write("mine.txt", "saved\n");
+    r.run(&["step-back"]).success();
+    let old_tip = r.rev("main");
+    r.git(&["update-ref", "refs/heads/main", "main~2"]);
+    r.run(&["step-forward", "--all"])
+        .code(2)
+        .stderr(contains("moved while you were stepped back"))
+        .stderr(contains("refs/clada/steps/saved"));
+    assert!(r.detached());
+    assert_eq!(
+        r.git(&["show", "refs/clada/steps/saved:mine.txt"]),
+        "saved",
+        "the saved work is still kept"
+    );
+    assert_ne!(r.rev("main"), old_tip);
+}
+
+#[test]
+fn history_commands_refuse_while_stepped_back() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.apply_write("a.txt", "2\n");
+    r.run(&["step-back"]).success();
+    for cmd in ["undo", "redo", "squash"] {
+        r.run(&[cmd])
+            .code(2)
+            .stderr(contains("git clada step-forward --all"));
+    }
+    r.clada(&["apply", "-"])
+        .write_stdin(write_reply("a.txt", "3\n"))
+        .assert()
+        .code(2)
+        .stderr(contains("detached"));
+}
+
+#[test]
+fn a_linked_worktree_has_its_own_session() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    let wt = r.path().parent().unwrap().join("wt");
+    r.git(&["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    let mut cmd = crate::common::clada(r.path(), &wt);
+    cmd.env("GIT_COMMITTER_DATE", crate::history_fixture::DATE)
+        .args(["step-back"])
+        .assert()
+        .success();
+    assert_eq!(
+        r.refs("refs/clada/steps/"),
+        ["refs/clada/steps/worktrees/wt"]
+    );
+    // The main worktree is not stepped back.
+    r.run(&["undo"]).success();
+}
+
+// ---------------------------------------------------------------- status, log, show
+
+#[test]
+fn status_says_where_you_are_and_what_comes_next() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.write("mine.txt", "work\n");
+    r.apply_write("a.txt", "1\n");
+    let post = r.rev("HEAD");
+    let json = |r: &Repo| -> serde_json::Value {
+        serde_json::from_slice(
+            &r.run(&["status", "--format", "json"])
+                .success()
+                .get_output()
+                .stdout,
+        )
+        .unwrap()
+    };
+    let v = json(&r);
+    assert_eq!(v["branch"], "main");
+    assert_eq!(v["detached"], false);
+    assert_eq!(v["last_apply"]["commit"], post.as_str());
+    assert_eq!(v["last_apply"]["tasks"], "1 succeeded, 0 failed, 0 skipped");
+    assert_eq!(v["last_apply"]["pre"], r.rev("HEAD^").as_str());
+    assert_eq!(v["undoable"], 1);
+    assert_eq!(v["redoable"], 0);
+    let text = stdout(&r.run(&["status"]).success());
+    assert!(text.contains("git clada undo"), "{text}");
+
+    r.run(&["undo"]).success();
+    let v = json(&r);
+    assert_eq!(v["undoable"], 0);
+    assert_eq!(v["redoable"], 1);
+    assert_eq!(v["uncommitted"], serde_json::json!(["mine.txt"]));
+    let text = stdout(&r.run(&["status"]).success());
+    assert!(text.contains("git clada redo"), "{text}");
+
+    r.run(&["redo"]).success();
+    r.run(&["step-back"]).success();
+    let v = json(&r);
+    assert_eq!(v["detached"], true);
+    assert_eq!(v["stepped_back"]["branch"], "main");
+    assert_eq!(v["stepped_back"]["steps"], 1);
+    assert_eq!(v["stepped_back"]["saved_ref"], "refs/clada/steps/saved");
+    assert_eq!(v["last_apply"]["commit"], post.as_str());
+    let text = stdout(&r.run(&["status"]).success());
+    assert!(text.contains("git clada step-forward"), "{text}");
+}
+
+#[test]
+fn log_lists_the_applies_and_show_prints_one() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.write("mine.txt", "work\n");
+    let reply =
+        "Some prose from the model.\r\n<---WRITE file=\"a.txt\"--->\r\nnew\r\n<---END--->\r\n";
+    r.clada(&["apply", "-"])
+        .write_stdin(reply)
+        .assert()
+        .success();
+    r.apply_write("b.txt", "b\n");
+    r.apply_write("c.txt", "c\n");
+    r.run(&["undo"]).success();
+    r.git(&["stash", "-u", "-q"]);
+    let log = stdout(&r.run(&["log"]).success());
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(lines[0].starts_with("undone"), "{log}");
+    assert!(lines[1].contains("create c.txt"), "{log}");
+    assert!(
+        lines[3].contains("create b.txt") && lines[3].contains("<- HEAD"),
+        "{log}"
+    );
+    assert!(
+        lines[4].contains("write a.txt") && lines[4].contains("(pre "),
+        "{log}"
+    );
+    assert!(log.contains("git clada show"), "{log}");
+    let v: serde_json::Value = serde_json::from_slice(
+        &r.run(&["log", "--format", "json", "-n", "1"])
+            .success()
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(v["redoable"][0]["summary"], "create c.txt");
+
+    let first = r.rev("HEAD~1");
+    let show = stdout(&r.run(&["show", &first]).success());
+    assert!(show.contains("summary: write a.txt"), "{show}");
+    assert!(
+        show.contains("tasks: 1 succeeded, 0 failed, 0 skipped"),
+        "{show}"
+    );
+    assert!(show.contains("pre snapshot: "), "{show}");
+    assert!(show.contains("  M a.txt"), "{show}");
+    assert!(show.contains("[task-1] SUCCESS"), "{show}");
+    assert!(show.contains("Some prose from the model."), "{show}");
+    let exact = r.run(&["show", "--reply", &first]).success();
+    assert_eq!(
+        exact.get_output().stdout,
+        reply.as_bytes(),
+        "the reply byte for byte"
+    );
+    r.run(&["show", "HEAD~2"])
+        .code(2)
+        .stderr(contains("pre snapshot"));
+    r.run(&["show", "HEAD~3"])
+        .code(2)
+        .stderr(contains("not a clada apply"));
+    r.run(&["show", "no-such-rev"])
+        .code(2)
+        .stderr(contains("git clada log"));
+}
+
+#[test]
+fn history_commands_outside_a_repository_say_so() {
+    let dir = crate::common::scratch();
+    for cmd in [
+        "undo",
+        "redo",
+        "squash",
+        "step-back",
+        "step-forward",
+        "status",
+        "log",
+        "show",
+    ] {
+        crate::common::clada(dir.path(), dir.path())
+            .arg(cmd)
+            .assert()
+            .code(2)
+            .stderr(contains("not a git repository"));
+    }
+}
