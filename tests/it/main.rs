@@ -11,5 +11,6 @@ mod conformance;
 mod help;
 mod history;
 mod history_fixture;
+mod history_model;
 mod parse;
 mod roundtrip;

@@ -1,0 +1,474 @@
+//! Model-based property test of the history commands.
+//!
+//! Random sequences of apply / user edit / user commit / undo / redo /
+//! step-back / step-forward / squash run on a small repository, and after
+//! each step the repository is compared with a simple reference model:
+//! the exit status (done or refused), the files on disk, whether HEAD is
+//! detached, `git status` (so the index too), and the kinds of the commits
+//! on the branch. Invariants checked along the way: no clada command ever
+//! makes content unreachable (every blob reachable from a ref, a reflog,
+//! the index or the working tree before it stays so after it), and `git
+//! fsck` finds nothing wrong at the end.
+//!
+//! The case count is kept small (48, about 5 s): each step runs the binary
+//! and git a few times. `CLADA_MODEL_CASES=400` runs more.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+
+use crate::history_fixture::{Repo, write_reply};
+
+const FILES: [&str; 3] = ["a.txt", "b.txt", "d/c.txt"];
+
+type Files = BTreeMap<String, String>;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Apply(usize, u8),
+    /// The user writes (or, `None`, deletes) a file.
+    Edit(usize, Option<u8>),
+    /// The user commits everything (skipped while stepped back, or when
+    /// there is nothing to commit).
+    Commit,
+    Undo(u8),
+    Redo,
+    StepBack(u8),
+    /// `None` is `--all`.
+    StepForward(Option<u8>),
+    Squash,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..3usize, 0..4u8).prop_map(|(f, c)| Op::Apply(f, c)),
+        3 => (0..3usize, proptest::option::weighted(0.8, 0..3u8)).prop_map(|(f, c)| Op::Edit(f, c)),
+        1 => Just(Op::Commit),
+        3 => (1..3u8).prop_map(Op::Undo),
+        2 => Just(Op::Redo),
+        2 => (1..3u8).prop_map(Op::StepBack),
+        2 => proptest::option::of(1..3u8).prop_map(Op::StepForward),
+        1 => Just(Op::Squash),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Pre,
+    Post,
+    Squash,
+}
+
+#[derive(Debug, Clone)]
+struct Commit {
+    kind: Kind,
+    tree: Files,
+}
+
+/// An undone apply: its commits (post, then pre) and the commit below.
+#[derive(Debug, Clone)]
+struct Undone {
+    post: usize,
+    pre: Option<usize>,
+    base: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Session {
+    saved: Files,
+    /// Commits below the tip.
+    pos: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Model {
+    commits: Vec<Commit>,
+    /// The branch's first-parent line, oldest first.
+    branch: Vec<usize>,
+    work: Files,
+    undone: Vec<Undone>,
+    session: Option<Session>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Done,
+    Refused,
+}
+
+impl Model {
+    fn new(initial: Files) -> Model {
+        Model {
+            commits: vec![Commit {
+                kind: Kind::User,
+                tree: initial.clone(),
+            }],
+            branch: vec![0],
+            work: initial,
+            undone: Vec::new(),
+            session: None,
+        }
+    }
+
+    fn tip(&self) -> usize {
+        *self.branch.last().unwrap()
+    }
+
+    fn tree(&self, id: usize) -> &Files {
+        &self.commits[id].tree
+    }
+
+    /// The commit HEAD is at.
+    fn head(&self) -> usize {
+        match &self.session {
+            Some(s) => self.branch[self.branch.len() - 1 - s.pos],
+            None => self.tip(),
+        }
+    }
+
+    fn add(&mut self, kind: Kind, tree: Files) -> usize {
+        self.commits.push(Commit { kind, tree });
+        self.commits.len() - 1
+    }
+
+    /// The apply at branch position `i` (its post): (pre position, base
+    /// position), if it is one.
+    fn unit_at(&self, i: usize) -> Option<(Option<usize>, usize)> {
+        let k = self.commits[self.branch[i]].kind;
+        if !matches!(k, Kind::Post | Kind::Squash) || i == 0 {
+            return None;
+        }
+        if k == Kind::Post && self.commits[self.branch[i - 1]].kind == Kind::Pre {
+            return Some((Some(i - 1), i - 2));
+        }
+        Some((None, i - 1))
+    }
+
+    fn step(&mut self, op: &Op) -> Option<Expect> {
+        use Expect::*;
+        let stepped = self.session.is_some();
+        Some(match op {
+            Op::Edit(f, c) => {
+                match c {
+                    Some(c) => self.work.insert(FILES[*f].into(), format!("u{c}\n")),
+                    None => self.work.remove(FILES[*f]),
+                };
+                return None;
+            }
+            Op::Commit => {
+                if stepped || self.work == *self.tree(self.tip()) {
+                    return None;
+                }
+                let id = self.add(Kind::User, self.work.clone());
+                self.branch.push(id);
+                return None;
+            }
+            _ if stepped && matches!(op, Op::Apply(..) | Op::Undo(_) | Op::Redo | Op::Squash) => {
+                Refused
+            }
+            Op::Apply(f, c) => {
+                let content = format!("r{c}\n");
+                if self.work.get(FILES[*f]) == Some(&content) {
+                    return Some(Done);
+                }
+                if self.work != *self.tree(self.tip()) {
+                    let pre = self.add(Kind::Pre, self.work.clone());
+                    self.branch.push(pre);
+                }
+                self.work.insert(FILES[*f].into(), content);
+                let post = self.add(Kind::Post, self.work.clone());
+                self.branch.push(post);
+                Done
+            }
+            Op::Undo(n) => {
+                if self.work != *self.tree(self.tip()) {
+                    return Some(Refused);
+                }
+                let mut at = self.branch.len() - 1;
+                let mut units = Vec::new();
+                for k in 0..*n {
+                    let Some((pre, base)) = self.unit_at(at) else {
+                        return Some(Refused);
+                    };
+                    if self.commits[self.branch[at]].kind != Kind::Post
+                        || (k + 1 < *n && pre.is_some())
+                    {
+                        return Some(Refused);
+                    }
+                    units.push((at, pre, base));
+                    at = base;
+                }
+                let &(_, pre, base) = units.last().unwrap();
+                self.work = self.tree(self.branch[pre.unwrap_or(base)]).clone();
+                for (post, pre, base) in &units {
+                    self.undone.push(Undone {
+                        post: self.branch[*post],
+                        pre: pre.map(|p| self.branch[p]),
+                        base: self.branch[*base],
+                    });
+                }
+                self.branch.truncate(base + 1);
+                Done
+            }
+            Op::Redo => {
+                let tip = self.tip();
+                let Some(i) = self.undone.iter().rposition(|u| u.base == tip) else {
+                    return Some(Refused);
+                };
+                let u = self.undone[i].clone();
+                let before = self.tree(u.pre.unwrap_or(u.base));
+                if self.work != *before && self.work != *self.tree(tip) {
+                    return Some(Refused);
+                }
+                self.undone.remove(i);
+                self.branch.extend(u.pre);
+                self.branch.push(u.post);
+                self.work = self.tree(u.post).clone();
+                Done
+            }
+            Op::StepBack(n) => {
+                let n = *n as usize;
+                let pos = match &self.session {
+                    Some(s) => {
+                        if self.work != *self.tree(self.head()) {
+                            return Some(Refused);
+                        }
+                        s.pos
+                    }
+                    None => 0,
+                };
+                if pos + n > self.branch.len() - 1 {
+                    return Some(Refused);
+                }
+                let saved = self.work.clone();
+                self.session.get_or_insert(Session { saved, pos: 0 }).pos = pos + n;
+                self.work = self.tree(self.head()).clone();
+                Done
+            }
+            Op::StepForward(n) => {
+                let Some(s) = &self.session else {
+                    return Some(Refused);
+                };
+                if self.work != *self.tree(self.head()) {
+                    return Some(Refused);
+                }
+                let steps = n.map_or(s.pos, |n| (n as usize).min(s.pos));
+                let pos = s.pos - steps;
+                if pos == 0 {
+                    self.work = s.saved.clone();
+                    self.session = None;
+                } else {
+                    self.session.as_mut().unwrap().pos = pos;
+                    self.work = self.tree(self.head()).clone();
+                }
+                Done
+            }
+            Op::Squash => {
+                let mut at = self.branch.len() - 1;
+                let mut commits = 0;
+                while let Some((pre, base)) = self.unit_at(at) {
+                    commits += 1 + usize::from(pre.is_some());
+                    at = base;
+                }
+                if commits >= 2 {
+                    let tree = self.tree(self.tip()).clone();
+                    let id = self.add(Kind::Squash, tree);
+                    self.branch.truncate(at + 1);
+                    self.branch.push(id);
+                }
+                Done
+            }
+        })
+    }
+
+    /// `git status --porcelain --untracked-files=all`: the index always
+    /// holds HEAD's tree in this model (the user never stages).
+    fn status(&self) -> String {
+        let head = self.tree(self.head());
+        let paths: BTreeSet<&String> = head.keys().chain(self.work.keys()).collect();
+        let (mut tracked, mut untracked) = (Vec::new(), Vec::new());
+        for p in paths {
+            match (head.get(p), self.work.get(p)) {
+                (Some(a), Some(b)) if a != b => tracked.push(format!(" M {p}")),
+                (Some(_), None) => tracked.push(format!(" D {p}")),
+                (None, Some(_)) => untracked.push(format!("?? {p}")),
+                _ => {}
+            }
+        }
+        tracked.extend(untracked);
+        tracked.join("\n")
+    }
+
+    /// Subjects' kinds along the branch, newest first.
+    fn kinds(&self) -> Vec<Kind> {
+        self.branch
+            .iter()
+            .rev()
+            .map(|&id| self.commits[id].kind)
+            .collect()
+    }
+}
+
+fn blob_id(content: &str) -> String {
+    use sha1::Digest as _;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", content.len()).as_bytes());
+    h.update(content.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every content the sequence can produce.
+fn universe() -> Vec<String> {
+    let mut out = vec!["a\n".to_string()];
+    for c in 0..4 {
+        out.push(format!("r{c}\n"));
+        out.push(format!("u{c}\n"));
+    }
+    out
+}
+
+/// Which of `contents` are reachable: from refs, reflogs, the index or
+/// the working tree.
+fn reachable(r: &Repo, contents: &[String]) -> BTreeSet<String> {
+    let objects: BTreeSet<String> = r
+        .git(&[
+            "rev-list",
+            "--objects",
+            "--all",
+            "--reflog",
+            "--indexed-objects",
+        ])
+        .lines()
+        .map(|l| l.split(' ').next().unwrap_or_default().to_string())
+        .collect();
+    let on_disk: BTreeSet<String> = r.worktree().into_values().collect();
+    contents
+        .iter()
+        .filter(|c| objects.contains(&blob_id(c)) || on_disk.contains(*c))
+        .cloned()
+        .collect()
+}
+
+fn kind_of(subject: &str) -> Kind {
+    if subject.starts_with("[clada:pre]") {
+        Kind::Pre
+    } else if subject.starts_with("[clada:post]") {
+        Kind::Post
+    } else if subject.starts_with("[clada:squash]") {
+        Kind::Squash
+    } else {
+        Kind::User
+    }
+}
+
+fn run(ops: &[Op]) -> Result<(), TestCaseError> {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    let mut model = Model::new(BTreeMap::from([("a.txt".to_string(), "a\n".to_string())]));
+    let contents = universe();
+    for (i, op) in ops.iter().enumerate() {
+        let (args, stdin): (Vec<String>, Option<String>) = match op {
+            Op::Edit(f, c) => {
+                match c {
+                    Some(c) => r.write(FILES[*f], &format!("u{c}\n")),
+                    None => {
+                        let _ = std::fs::remove_file(r.path().join(FILES[*f]));
+                    }
+                }
+                model.step(op);
+                continue;
+            }
+            Op::Commit => {
+                let commits = model.session.is_none() && model.work != *model.tree(model.tip());
+                model.step(op);
+                if commits {
+                    r.commit("user");
+                }
+                continue;
+            }
+            Op::Apply(f, c) => (
+                vec!["apply".into(), "-".into()],
+                Some(write_reply(FILES[*f], &format!("r{c}\n"))),
+            ),
+            Op::Undo(n) => (vec!["undo".into(), n.to_string()], None),
+            Op::Redo => (vec!["redo".into()], None),
+            Op::StepBack(n) => (vec!["step-back".into(), n.to_string()], None),
+            Op::StepForward(Some(n)) => (vec!["step-forward".into(), n.to_string()], None),
+            Op::StepForward(None) => (vec!["step-forward".into(), "--all".into()], None),
+            Op::Squash => (vec!["squash".into()], None),
+        };
+        let before = reachable(&r, &contents);
+        let expect = model.step(op);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = r
+            .clada(&args)
+            .write_stdin(stdin.unwrap_or_default())
+            .output()
+            .unwrap();
+        let want = if expect == Some(Expect::Done) { 0 } else { 2 };
+        prop_assert_eq!(
+            out.status.code(),
+            Some(want),
+            "step {} {:?}: stdout {} stderr {}",
+            i,
+            op,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        check(&r, &model, &before, &contents, i, op)?;
+    }
+    r.assert_fsck_clean();
+    Ok(())
+}
+
+/// The repository matches the model, and nothing reachable was lost.
+fn check(
+    r: &Repo,
+    model: &Model,
+    before: &BTreeSet<String>,
+    contents: &[String],
+    i: usize,
+    op: &Op,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        &r.worktree(),
+        &model.work,
+        "files after step {} {:?}",
+        i,
+        op
+    );
+    prop_assert_eq!(
+        r.detached(),
+        model.session.is_some(),
+        "HEAD after step {} {:?}",
+        i,
+        op
+    );
+    prop_assert_eq!(
+        r.status(),
+        model.status(),
+        "status after step {} {:?}",
+        i,
+        op
+    );
+    let subjects = r.git(&["log", "--first-parent", "--format=%s", "main"]);
+    let kinds: Vec<Kind> = subjects.lines().map(kind_of).collect();
+    prop_assert_eq!(kinds, model.kinds(), "branch after step {} {:?}", i, op);
+    let after = reachable(r, contents);
+    let lost: Vec<&String> = before.difference(&after).collect();
+    prop_assert!(lost.is_empty(), "step {} {:?} lost {:?}", i, op, lost);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("CLADA_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48),
+        max_shrink_iters: 200,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn history_commands_match_the_model_and_lose_nothing(ops in proptest::collection::vec(op(), 1..16)) {
+        run(&ops)?;
+    }
+}
