@@ -42,3 +42,18 @@ pub const POINTS: &[&str] = &[
     "worktree-file",
     "index-written",
 ];
+
+/// The fault points of the history commands (`undo`, `redo`, `squash`,
+/// `step-back`, `step-forward`) and of the working-tree switch they share.
+/// `locked` is reached by them too.
+pub const HISTORY_POINTS: &[&str] = &[
+    "undo-kept",
+    "undo-moved",
+    "redo-moved",
+    "squash-kept",
+    "step-saved",
+    "step-moved",
+    "step-restored",
+    "switch-file",
+    "switch-index-written",
+];

@@ -10,6 +10,7 @@ mod common;
 mod conformance;
 mod help;
 mod history;
+mod history_crash;
 mod history_fixture;
 mod history_model;
 mod parse;
