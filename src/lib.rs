@@ -13,8 +13,10 @@
 //! Dependencies point one way: `cli → git, csl`; `csl` depends on nothing
 //! of ours. `main.rs` only maps the outcome of [`cli::main`] to an exit code.
 //!
-//! Built so far: phases 1–2 (`git clada parse`, `git clada prompt`). The
-//! other subcommands exist on the command line and say they are not built.
+//! The history commands (undo, redo, squash, step-back, step-forward,
+//! status, log, show) read the commits an apply writes through `history`
+//! and move the branch, HEAD and the working tree through `git`
+//! (doc/history.md). `allow` and `hook` say they are not built yet.
 
 pub mod apply;
 pub mod cli;

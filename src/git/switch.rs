@@ -213,8 +213,8 @@ impl Repository {
             return Ok(Vec::new());
         }
         let fail = |e: gix::Error| GitError::op("compare two trees", e);
-        let a = self.repo.find_tree(from).map_err(|e| fail(e.into()))?;
-        let b = self.repo.find_tree(to).map_err(|e| fail(e.into()))?;
+        let a = self.repo.find_tree(from).map_err(fail)?;
+        let b = self.repo.find_tree(to).map_err(fail)?;
         let changes = self
             .repo
             .diff_tree_to_tree(&a, &b, gix::diff::Options::default().with_rewrites(None))

@@ -46,7 +46,7 @@ pub fn entries(repo: &Repository) -> Result<Vec<Entry>, GitError> {
             out.push(Entry { name, n, unit });
         }
     }
-    out.sort_by(|a, b| b.n.cmp(&a.n));
+    out.sort_by_key(|e| std::cmp::Reverse(e.n));
     Ok(out)
 }
 
