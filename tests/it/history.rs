@@ -695,3 +695,104 @@ fn history_commands_outside_a_repository_say_so() {
             .stderr(contains("not a git repository"));
     }
 }
+
+// ---------------------------------------------------------------- the story
+
+/// The "done when": three replies in a row, a look at the state
+/// before the second, back, undo the last, redo it, squash the session —
+/// with uncommitted work of the user's present throughout, never lost.
+#[test]
+fn a_whole_session_loses_no_byte_of_the_users_work() {
+    let r = Repo::new(&[("app.py", "print('v0')\n"), ("README", "readme\n")]);
+    let base = r.rev("HEAD");
+    r.write("notes.txt", "my notes, never committed\n");
+    r.write("README", "readme, edited by me\n");
+    r.apply(&write_reply("app.py", "print('v1')\n"));
+    r.apply(&write_reply("lib.py", "def f(): pass\n"));
+    r.apply(&write_reply("app.py", "print('v3')\n"));
+    let tip = r.rev("HEAD");
+    let mine = |r: &Repo| {
+        assert_eq!(
+            r.read("notes.txt").as_deref(),
+            Some("my notes, never committed\n")
+        );
+        assert_eq!(r.read("README").as_deref(), Some("readme, edited by me\n"));
+    };
+    mine(&r);
+    r.write("scratch.txt", "typed between replies\n");
+
+    // The state before the second reply: two steps back.
+    r.run(&["step-back", "2"]).success();
+    assert_eq!(r.read("app.py").as_deref(), Some("print('v1')\n"));
+    assert_eq!(r.read("lib.py"), None);
+    assert_eq!(r.read("scratch.txt"), None, "saved, not on disk here");
+    r.run(&["step-forward", "--all"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    mine(&r);
+    assert_eq!(
+        r.read("scratch.txt").as_deref(),
+        Some("typed between replies\n")
+    );
+
+    // Undo the last reply: refused while scratch.txt is new since it...
+    r.run(&["undo"]).code(2).stderr(contains("scratch.txt"));
+    r.git(&["stash", "-u", "-q"]);
+    r.run(&["undo"]).success();
+    assert_eq!(r.read("app.py").as_deref(), Some("print('v1')\n"));
+    r.run(&["redo"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    r.git(&["stash", "pop", "-q"]);
+    mine(&r);
+    assert_eq!(
+        r.read("scratch.txt").as_deref(),
+        Some("typed between replies\n")
+    );
+
+    // One commit for the session; the work stays uncommitted.
+    r.run(&["squash"]).success();
+    assert_eq!(r.rev("HEAD^"), base);
+    assert_eq!(r.rev("HEAD^{tree}"), r.rev(&format!("{tip}^{{tree}}")));
+    mine(&r);
+    assert_eq!(r.status(), "?? scratch.txt");
+    // The user's README edit and notes went into the first pre snapshot,
+    // so they are in the squashed commit too.
+    assert_eq!(
+        r.git(&["show", "HEAD:notes.txt"]),
+        "my notes, never committed"
+    );
+    r.assert_fsck_clean();
+}
+
+#[cfg(unix)]
+#[test]
+fn links_modes_and_a_file_that_becomes_a_directory_survive_the_steps() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new(&[("x", "x was a file\n"), ("run.sh", "echo hi\n")]);
+    r.remove("x");
+    r.write("x/y", "now x is a directory\n");
+    r.commit("x becomes a directory");
+    let tip = r.rev("HEAD");
+    std::os::unix::fs::symlink("run.sh", r.path().join("link")).unwrap();
+    let script = r.path().join("run.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let status = r.status();
+    r.run(&["step-back"]).success();
+    assert_eq!(r.read("x").as_deref(), Some("x was a file\n"));
+    assert!(!r.path().join("link").exists());
+    assert_eq!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o111,
+        0
+    );
+    r.run(&["step-forward"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    assert_eq!(r.read("x/y").as_deref(), Some("now x is a directory\n"));
+    assert_eq!(
+        std::fs::read_link(r.path().join("link")).unwrap(),
+        std::path::Path::new("run.sh")
+    );
+    assert_ne!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o111,
+        0
+    );
+    assert_eq!(r.status(), status);
+}

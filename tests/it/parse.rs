@@ -210,18 +210,7 @@ fn unusable_delimiters_are_refused() {
 #[test]
 fn commands_not_built_yet_say_so_and_fail() {
     let dir = scratch();
-    for cmd in [
-        "undo",
-        "redo",
-        "squash",
-        "step-back",
-        "step-forward",
-        "status",
-        "log",
-        "show",
-        "allow",
-        "hook",
-    ] {
+    for cmd in ["allow", "hook"] {
         clada(dir.path(), dir.path())
             .args([cmd, "--some-flag", "x"])
             .assert()
