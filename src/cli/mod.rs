@@ -52,21 +52,14 @@ pub enum Command {
     Prompt(prompt::PromptArgs),
     /// Apply a reply to the current branch as pre and post commits
     Apply(apply::ApplyArgs),
-    /// Undo the newest apply, restoring your uncommitted work
+    // The history commands take their help from their argument structs.
     Undo(undo::UndoArgs),
-    /// Redo the last undone apply
     Redo(undo::RedoArgs),
-    /// Squash the clada commits at the branch tip into one
     Squash(squash::SquashArgs),
-    /// Step back along first-parent history, saving your work
     StepBack(step::StepBackArgs),
-    /// Step forward toward the branch tip; at the tip, restore your work
     StepForward(step::StepForwardArgs),
-    /// Show where you are: stepped back, undo and redo, last apply
     Status(status::StatusArgs),
-    /// List the clada applies on this branch
     Log(log::LogArgs),
-    /// Show the reply and report of one apply
     Show(log::ShowArgs),
     /// Approve a command line for RUN (not built yet)
     Allow(not_built::NotBuiltArgs),

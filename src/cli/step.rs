@@ -27,7 +27,7 @@ use super::{CliError, Outcome, write_stdout};
 /// restores your work.
 #[derive(Debug, clap::Args)]
 pub struct StepBackArgs {
-    /// How many commits to step back [default: 1]
+    /// How many commits to step back
     #[arg(value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
 

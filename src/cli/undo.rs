@@ -31,7 +31,7 @@ use crate::git::Head;
 /// on a remote-tracking branch (unless --force).
 #[derive(Debug, clap::Args)]
 pub struct UndoArgs {
-    /// How many applies to undo, newest first [default: 1]
+    /// How many applies to undo, newest first
     #[arg(value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub count: u32,
 

@@ -32,6 +32,24 @@ fn prompt_help() {
 }
 
 #[test]
+fn history_commands_help() {
+    let all: String = [
+        "undo",
+        "redo",
+        "squash",
+        "step-back",
+        "step-forward",
+        "status",
+        "log",
+        "show",
+    ]
+    .iter()
+    .map(|cmd| format!("==== {cmd}\n{}", help(&[cmd, "--help"])))
+    .collect();
+    insta::assert_snapshot!(all);
+}
+
+#[test]
 fn man_page_covers_every_subcommand_and_flag() {
     let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/git-clada.1"))
         .expect("man/git-clada.1 exists");
