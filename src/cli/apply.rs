@@ -431,8 +431,10 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         }
     });
     let tally = Tally::of(&reports);
-    let changed = files.changed().map_err(git_err)?;
-    let post_tree = files.write_tree(&changed).map_err(git_err)?;
+    let post_tree = files.write_tree().map_err(git_err)?;
+    let changed = repo
+        .tree_changes(snapshot.tree, post_tree)
+        .map_err(git_err)?;
     timings.mark("pre commit, operations, post tree");
 
     let mut out = if changed.is_empty() {

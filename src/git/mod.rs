@@ -54,6 +54,15 @@ pub struct Repository {
 }
 
 impl Repository {
+    /// The file-by-file differences from tree `old` to tree `new`.
+    pub fn tree_changes(
+        &self,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<Vec<tree::Changed>, GitError> {
+        tree::tree_changes(&self.repo, old, new)
+    }
+
     /// Finds the repository containing `dir` (honouring `GIT_DIR`), or
     /// `None` when `dir` is not inside one.
     pub fn discover(dir: &Path) -> Result<Option<Repository>, GitError> {
