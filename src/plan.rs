@@ -165,6 +165,18 @@ pub enum Op {
     },
 }
 
+impl Task {
+    /// Whether running this task runs commands (a RUN, alone or in a
+    /// TASKS block); a skipped task runs nothing.
+    pub fn runs_commands(&self) -> bool {
+        match self {
+            Task::Single(step) => matches!(step.op, Op::Run { .. }),
+            Task::Block { steps, .. } => steps.iter().any(|s| matches!(s.op, Op::Run { .. })),
+            Task::Skipped { .. } => false,
+        }
+    }
+}
+
 impl Op {
     pub fn kind(&self) -> OpKind {
         match self {

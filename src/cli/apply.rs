@@ -20,12 +20,16 @@ use crate::csl::{self, Diagnostic, Reply, Severity};
 use crate::fault;
 use crate::git::commit::{Identity, UpdateError};
 use crate::git::snapshot::Snapshot;
+use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{Head, ObjectId, Repository};
-use crate::plan::plan;
-use crate::report::{Status, Tally, TaskReport, text::task_lines};
+use crate::plan::{Task, plan};
+use crate::report::text::{task_lines, task_lines_with_output};
+use crate::report::{Status, Tally, TaskReport};
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 
-use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration};
+use super::commands::{self, RunFlags, RunSettings, Verified};
+use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration, size_arg};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
@@ -138,6 +142,22 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub allow_escape: bool,
 
+    /// Kill a RUN command (with every process it started) after this long [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub timeout: Option<Duration>,
+
+    /// Stop running commands once the whole apply has taken this long [default: none]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub total_timeout: Option<Duration>,
+
+    /// Output kept per RUN task; the rest is dropped, the command goes on [default: 10MB]
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub max_output: Option<usize>,
+
+    /// Run CMD (your own, trusted) on the result; if it fails the branch is not moved
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
+
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub start_delimiter: Option<String>,
@@ -156,6 +176,7 @@ struct Settings {
     atomic: bool,
     author: Identity,
     exec: ExecOptions,
+    run: RunSettings,
 }
 
 fn flag(on: bool) -> Option<bool> {
@@ -219,7 +240,17 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         })?,
     };
     let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
+    let run = commands::resolve(
+        RunFlags {
+            timeout: args.timeout,
+            total_timeout: args.total_timeout,
+            max_output: args.max_output,
+            verify: args.verify.clone(),
+        },
+        layers,
+    )?;
     Ok(Settings {
+        run,
         format: format.unwrap_or(Format::Text),
         output_mode: output_mode.unwrap_or(OutputMode::Stream),
         error_detail,
@@ -260,6 +291,7 @@ struct JsonReport<'a> {
     diagnostics: &'a [Diagnostic],
     worktree: JsonWorktree,
     diff: Option<String>,
+    verify: Option<&'a Verified>,
 }
 
 #[derive(Serialize, Default)]
@@ -287,6 +319,7 @@ struct Finished {
     rejected_ref: Option<String>,
     worktree: WorktreeUpdate,
     diff: Option<String>,
+    verify: Option<Verified>,
 }
 
 impl Finished {
@@ -312,11 +345,13 @@ impl Finished {
             rejected_ref: None,
             worktree: WorktreeUpdate::default(),
             diff: None,
+            verify: None,
         }
     }
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    let started = std::time::Instant::now();
     let mut timings = Timings::default();
     let repo = Repository::discover(std::path::Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?;
@@ -394,7 +429,12 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Head::Branch { commit, .. } => commit,
         Head::Detached(_) => base,
     };
-    if early.dry_run {
+    let tasks = plan(&reply, false);
+    let has_run = tasks.iter().any(Task::runs_commands);
+    // Commands run in the scratch working tree, which reads objects from
+    // disk: a dry run that runs commands writes its (unreferenced) objects
+    // there; any other dry run keeps them in memory.
+    if early.dry_run && !has_run && !verifies(&args, &repo) {
         repo.keep_objects_in_memory();
     }
     let base_tree = repo.tree_of(base).map_err(git_err)?;
@@ -421,20 +461,46 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(pre)
     };
 
-    let tasks = plan(&reply, false);
-    let mut files = repo.files(snapshot.tree).map_err(git_err)?;
+    // Approvals come from the state before the apply, never from the
+    // reply; a malformed store matters only to a reply that runs commands.
+    let approvals = match repo
+        .file_in_tree(snapshot.tree, ALLOWED_COMMANDS)
+        .map_err(git_err)?
+    {
+        Some(bytes) if has_run => Approvals::parse(&bytes).map_err(|e| {
+            CliError::new(e).hint(format!(
+                "fix {ALLOWED_COMMANDS} (git clada allow --list reads it), then apply again"
+            ))
+        })?,
+        _ => Approvals::default(),
+    };
+    let head = pre.ok_or_else(|| branch.clone());
+    let mut files = GitWorkspace::new(&repo, snapshot.tree, head, settings.run.shared_dirs.clone())
+        .map_err(git_err)?;
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    let mut runner = commands::runner(&settings.run, approvals, started, streaming);
     print_warnings(&reply, settings.format);
-    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
         }
     });
+    if let Some(workdir) = repo.workdir() {
+        commands::record_always(workdir, &runner.always)?;
+    }
     let tally = Tally::of(&reports);
     let post_tree = files.write_tree().map_err(git_err)?;
     let changed = repo
         .tree_changes(snapshot.tree, post_tree)
         .map_err(git_err)?;
+    // Verification is of a change: with nothing changed there is nothing
+    // to accept or reject.
+    let verified = match &settings.run.verify {
+        Some(command) if !changed.is_empty() => {
+            Some(commands::verify(command, &mut files, &mut runner))
+        }
+        _ => None,
+    };
     timings.mark("pre commit, operations, post tree");
 
     let mut out = if changed.is_empty() {
@@ -454,7 +520,14 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
         let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
-        let mut o = Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})"));
+        let mut o = match &verified {
+            Some(v) if !v.passed => Finished::new(
+                "failed",
+                Outcome::Failed,
+                format!("dry run: nothing was changed; {} ({tally})", v.message),
+            ),
+            _ => Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})")),
+        };
         o.diff = Some(diff);
         o
     } else {
@@ -470,9 +543,11 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             post_tree,
             &snapshot,
             changed,
+            verified.as_ref(),
             &mut timings,
         )?
     };
+    out.verify = verified;
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")
@@ -499,6 +574,18 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         streaming,
     )?;
     Ok(out.outcome)
+}
+
+/// Whether a `--verify` command is set anywhere (flag, git config, or the
+/// team file as it is in the working tree now).
+fn verifies(args: &ApplyArgs, repo: &Repository) -> bool {
+    let team = repo
+        .workdir()
+        .and_then(|w| std::fs::read(w.join(TEAM_CONFIG)).ok());
+    Layers::new(Some(repo))
+        .with_team(team.as_deref())
+        .and_then(|layers| resolve(args, &layers))
+        .is_ok_and(|s| s.run.verify.is_some())
 }
 
 fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {
@@ -590,6 +677,7 @@ fn commit_and_advance(
     post_tree: ObjectId,
     snapshot: &Snapshot,
     changed: Vec<crate::git::tree::Changed>,
+    verified: Option<&Verified>,
     timings: &mut Timings,
 ) -> Result<Finished, CliError> {
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
@@ -604,20 +692,22 @@ fn commit_and_advance(
         .map_err(git_err)?;
     fault::point("post-committed");
     timings.mark("post commit");
-    if settings.atomic && !tally.all_succeeded() {
+    let refused = match verified {
+        Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
+        _ if settings.atomic && !tally.all_succeeded() => {
+            Some("a task failed and --atomic is set".to_string())
+        }
+        _ => None,
+    };
+    if let Some(why) = refused {
         let name = next_rejected(repo)?;
-        repo.create_ref(
-            &settings.author,
-            &name,
-            post,
-            "clada: rejected apply (--atomic)",
-        )
-        .map_err(git_err)?;
+        repo.create_ref(&settings.author, &name, post, "clada: rejected apply")
+            .map_err(git_err)?;
         let mut o = Finished::new(
             "rejected",
             Outcome::Failed,
             format!(
-                "not applied: a task failed and --atomic is set; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
+                "not applied: {why}; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
             ),
         );
         o.rejected_ref = Some(name);
@@ -715,7 +805,9 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
         if t.status == Status::Success
             && let Some(target) = &t.target
         {
-            let verb = if t.message.starts_with("created") {
+            let verb = if t.op == csl::OpKind::Run {
+                "run"
+            } else if t.message.starts_with("created") {
                 "create"
             } else if t.message.starts_with("replaced") {
                 "edit"
@@ -857,6 +949,7 @@ fn finish_fatal(reply: &Reply<'_>, origin: &str, format: Format) -> Result<Outco
                 diagnostics: &reply.diagnostics,
                 worktree: JsonWorktree::default(),
                 diff: None,
+                verify: None,
             };
             write_json(&report)?;
         }
@@ -934,13 +1027,26 @@ fn render(
             diagnostics: &reply.diagnostics,
             worktree,
             diff: out.diff.clone(),
+            verify: out.verify.as_ref(),
         };
         return write_json(&report);
     }
     write_stdout(|w| {
         if !streamed && settings.output_mode == OutputMode::Buffer {
             for t in reports {
-                w.write_all(task_lines(t).as_bytes())?;
+                w.write_all(task_lines_with_output(t).as_bytes())?;
+            }
+        }
+        if let Some(v) = &out.verify {
+            if !streamed && settings.output_mode == OutputMode::Buffer {
+                for line in v.output.lines() {
+                    writeln!(w, "[verify] {line}")?;
+                }
+            }
+            let status = if v.passed { "PASSED" } else { "FAILED" };
+            writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
+            for detail in &v.details {
+                writeln!(w, "    {detail}")?;
             }
         }
         for kept in &worktree.kept {
@@ -972,6 +1078,7 @@ fn run_no_git(
     repo: Option<&Repository>,
     delims: &csl::Delimiters,
 ) -> Result<Outcome, CliError> {
+    let started = std::time::Instant::now();
     if args.from_commit.is_some() || args.from_note.is_some() {
         return Err(CliError::new(
             "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
@@ -996,18 +1103,33 @@ fn run_no_git(
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
     let mut files = DirFiles::new(&root);
     let tasks = plan(&reply, allow_escape);
+    let approvals = if tasks.iter().any(Task::runs_commands) {
+        Approvals::load(&root).map_err(|e| {
+            CliError::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again"))
+        })?
+    } else {
+        Approvals::default()
+    };
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    let mut runner = commands::runner(&settings.run, approvals, started, streaming);
     print_warnings(&reply, settings.format);
     // --atomic: one checkpoint around everything, undone if any task fails.
     let whole = settings.atomic.then(|| files.checkpoint());
-    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
         }
     });
+    commands::record_always(&root, &runner.always)?;
     let tally = Tally::of(&reports);
-    let out = match whole {
-        Some(checkpoint) if !tally.all_succeeded() => {
+    let verified = settings
+        .run
+        .verify
+        .as_ref()
+        .map(|command| commands::verify(command, &mut files, &mut runner));
+    let verify_failed = verified.as_ref().is_some_and(|v| !v.passed);
+    let mut out = match whole {
+        Some(checkpoint) if !tally.all_succeeded() || verify_failed => {
             files.rollback(checkpoint).map_err(|e| {
                 CliError::new(format!(
                     "--atomic: a task failed and undoing the others failed too: {e}"
@@ -1017,7 +1139,7 @@ fn run_no_git(
                 "rejected",
                 Outcome::Failed,
                 format!(
-                    "not applied: a task failed and --atomic is set; every change was undone ({tally})"
+                    "not applied: a task or the verification failed and --atomic is set; every file change was undone ({tally})"
                 ),
             )
         }
@@ -1025,12 +1147,24 @@ fn run_no_git(
             if let Some(checkpoint) = whole {
                 files.keep(checkpoint);
             }
-            Finished::by_tally(
-                tally,
-                format!("applied in {} without git ({tally})", root.display()),
-            )
+            match &verified {
+                Some(v) if !v.passed => Finished::new(
+                    "failed",
+                    Outcome::Failed,
+                    format!(
+                        "{}; without git the changes stay in {} ({tally})",
+                        v.message,
+                        root.display()
+                    ),
+                ),
+                _ => Finished::by_tally(
+                    tally,
+                    format!("applied in {} without git ({tally})", root.display()),
+                ),
+            }
         }
     };
+    out.verify = verified;
     let outcome = out.outcome;
     render(
         &|id: ObjectId| id.to_string(),

@@ -5,7 +5,9 @@
 //! returning an [`Outcome`] or a [`CliError`]. Nothing here parses CSL or
 //! touches gix directly: it calls `csl` and `git`.
 
+mod allow;
 mod apply;
+mod commands;
 mod config;
 mod input;
 mod not_built;
@@ -62,8 +64,8 @@ pub enum Command {
     Log(not_built::NotBuiltArgs),
     /// Show the reply and report of one apply (not built yet)
     Show(not_built::NotBuiltArgs),
-    /// Approve a command line for RUN (not built yet)
-    Allow(not_built::NotBuiltArgs),
+    /// Approve a command line for RUN, list or remove approvals
+    Allow(allow::AllowArgs),
     /// Install, remove or run git hooks (not built yet)
     Hook(not_built::NotBuiltArgs),
 }
@@ -130,7 +132,7 @@ pub fn main() -> ExitCode {
         Command::Status(_) => not_built::run_not_built("status", 5),
         Command::Log(_) => not_built::run_not_built("log", 5),
         Command::Show(_) => not_built::run_not_built("show", 5),
-        Command::Allow(_) => not_built::run_not_built("allow", 4),
+        Command::Allow(args) => allow::run_allow(args),
         Command::Hook(_) => not_built::run_not_built("hook", 6),
     };
     match result {

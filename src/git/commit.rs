@@ -251,6 +251,13 @@ impl Repository {
     }
 }
 
+/// The current time as ISO 8601 in UTC, for records such as approvals.
+pub fn now_iso8601() -> String {
+    gix::date::Time::now_utc()
+        .format(gix::date::time::format::ISO8601_STRICT)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,11 +8,15 @@
 //! - `tree`: files of a tree edited in memory (the apply's store).
 //! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
 //! - `worktree`: bringing the user's working tree and index to the result.
+//! - `scratch`: clada's own reusable working tree, where commands run.
+//! - `workspace`: the apply's files: a tree in memory, the scratch tree for RUN.
 
 pub mod commit;
 pub mod lock;
+pub mod scratch;
 pub mod snapshot;
 pub mod tree;
+pub mod workspace;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -181,6 +181,18 @@ impl Repository {
     /// in `plan`, then removes the journal. Safe to run again on the same
     /// plan: files already written are recognised.
     pub fn update_worktree(&self, plan: &Plan) -> Result<WorktreeUpdate, GitError> {
+        let report = self.update_paths(plan, false)?;
+        self.drop_pending_update()?;
+        Ok(report)
+    }
+
+    /// The update itself. With `force` (clada's own scratch tree, never the
+    /// user's) whatever is on disk is replaced, directories included.
+    pub(crate) fn update_paths(
+        &self,
+        plan: &Plan,
+        force: bool,
+    ) -> Result<WorktreeUpdate, GitError> {
         let workdir = self
             .workdir()
             .ok_or_else(|| GitError::op("update the working tree", "the repository is bare"))?
@@ -204,7 +216,11 @@ impl Repository {
             finals.insert(c.path.clone(), state);
             // A file that cannot be written is reported, not fatal: the
             // branch has moved already and the rest must still be done.
-            match self.write_file(&workdir, c) {
+            if force {
+                clear_the_way(&workdir, c)
+                    .map_err(|e| GitError::op(format!("make room for {}", c.path), e))?;
+            }
+            match self.write_file(&workdir, c, force) {
                 Ok(None) => report.written.push(c.path.clone()),
                 Ok(Some(reason)) => report.kept.push((c.path.clone(), reason)),
                 Err(e) => report.kept.push((
@@ -258,14 +274,18 @@ impl Repository {
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
-        self.drop_pending_update()?;
         Ok(report)
     }
 
     /// Brings the file at `c.path` to its applied state (written, or
     /// deleted) unless the file on disk is neither the snapshot's version
     /// nor already the applied one. `Some(reason)` when the file was kept.
-    fn write_file(&self, workdir: &Path, c: &Changed) -> Result<Option<String>, GitError> {
+    fn write_file(
+        &self,
+        workdir: &Path,
+        c: &Changed,
+        force: bool,
+    ) -> Result<Option<String>, GitError> {
         let hash = self.repo.object_hash();
         let full = workdir.join(&c.path);
         // Never write through a symbolic link or into a non-directory on
@@ -312,7 +332,7 @@ impl Repository {
             }
             return Ok(None);
         }
-        if now != as_disk(c.before) {
+        if !force && now != as_disk(c.before) {
             return Ok(Some(
                 "you changed this file after the apply started; it was left as is (the applied version is in the commit)".to_string(),
             ));
@@ -350,6 +370,24 @@ impl Repository {
             return Err(io(e));
         }
         Ok(None)
+    }
+}
+
+/// Removes what stands in the way of `c.path` becoming a file: parents
+/// that are links or files, a directory at the path itself.
+fn clear_the_way(workdir: &Path, c: &Changed) -> std::io::Result<()> {
+    let mut dir = workdir.to_path_buf();
+    let parts: Vec<&str> = c.path.split('/').collect();
+    for part in &parts[..parts.len() - 1] {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if !m.is_dir() => std::fs::remove_file(&dir)?,
+            _ => {}
+        }
+    }
+    match std::fs::symlink_metadata(workdir.join(&c.path)) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(workdir.join(&c.path)),
+        _ => Ok(()),
     }
 }
 
