@@ -287,10 +287,12 @@ fn tail_details(ran: &spawn::Ran) -> Vec<String> {
     details
 }
 
-/// `30s`, `1.5s`, `2m`.
+/// `500ms`, `30s`, `1.5s`, `2m`: as a user would write it.
 fn human(d: Duration) -> String {
     let secs = d.as_secs_f64();
-    if secs >= 60.0 && secs % 60.0 == 0.0 {
+    if secs < 1.0 {
+        format!("{}ms", d.as_millis())
+    } else if secs >= 60.0 && secs % 60.0 == 0.0 {
         format!("{}m", secs as u64 / 60)
     } else if secs.fract() == 0.0 {
         format!("{}s", secs as u64)

@@ -11,3 +11,4 @@ mod conformance;
 mod help;
 mod parse;
 mod roundtrip;
+mod run;
