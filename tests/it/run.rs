@@ -509,3 +509,84 @@ fn output_modes_place_command_output() {
     .success();
     assert!(!stdout(&a).contains("[task-1"), "{}", stdout(&a));
 }
+
+/// Runs `git clada apply reply.md` with stdin and stderr on a new
+/// pseudo-terminal, typing `answer` there; returns stdout and what the
+/// terminal showed.
+fn apply_on_a_terminal(dir: &Path, reply: &str, answer: &str) -> (String, String) {
+    use std::io::{Read as _, Write as _};
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    std::fs::write(dir.join("reply.md"), reply).unwrap();
+    let (mut master, slave) = unsafe {
+        let (mut m, mut s) = (0, 0);
+        // SAFETY: openpty fills two new descriptors, owned from here on.
+        let rc = libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        assert_eq!(rc, 0, "openpty");
+        (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s))
+    };
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"))
+        .args(["apply", "reply.md"])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("LC_ALL", "C")
+        .stdin(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(slave);
+    // The terminal keeps the typed line until the program reads it.
+    master.write_all(answer.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let mut shown = Vec::new();
+    // Reading ends with an error (EIO) once no one has the terminal open.
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        shown.extend_from_slice(&buf[..n]);
+    }
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&shown).into_owned(),
+    )
+}
+
+#[test]
+fn on_a_terminal_the_user_is_asked_yes_no_or_always() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    let reply = run_block("sh -c 'echo asked'");
+    let (stdout, shown) = apply_on_a_terminal(dir.path(), &reply, "y\n");
+    assert!(
+        shown.contains("wants to run `sh -c 'echo asked'`"),
+        "{shown}"
+    );
+    assert!(stdout.contains("[task-1:exec] asked"), "{stdout}");
+    assert!(!dir.path().join(".clada").exists());
+
+    let (stdout, _) = apply_on_a_terminal(dir.path(), &reply, "n\n");
+    assert!(stdout.contains("declined by the user"), "{stdout}");
+    assert!(!stdout.contains("[task-1:exec] asked"), "{stdout}");
+
+    let (stdout, shown) = apply_on_a_terminal(dir.path(), &reply, "a\n");
+    assert!(stdout.contains("[task-1:exec] asked"), "{stdout}");
+    assert!(
+        shown.contains("approved in .clada/allowed-commands.json"),
+        "{shown}"
+    );
+    // Recorded: the next apply runs it without asking, even without a
+    // terminal.
+    let a = apply(dir.path(), &["-"], &reply).success();
+    assert!(stdout(&a).contains("[task-1:exec] asked"));
+}
