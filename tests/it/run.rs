@@ -587,6 +587,6 @@ fn on_a_terminal_the_user_is_asked_yes_no_or_always() {
     );
     // Recorded: the next apply runs it without asking, even without a
     // terminal.
-    let a = apply(dir.path(), &["-"], &reply).success();
-    assert!(stdout(&a).contains("[task-1:exec] asked"));
+    let again = apply(dir.path(), &["-"], &reply).success();
+    assert!(String::from_utf8_lossy(&again.get_output().stdout).contains("[task-1:exec] asked"));
 }
