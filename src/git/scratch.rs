@@ -41,6 +41,27 @@ pub struct Scratch {
     shared: Vec<String>,
     /// The user's working tree they link to.
     main: Option<PathBuf>,
+    /// The index file as `sync` left it: a command that changes it (an
+    /// approved `git add`) makes the index differ from the recorded tree.
+    index_stamp: std::cell::Cell<Option<IndexStamp>>,
+}
+
+/// Enough of an index file's metadata to tell that someone rewrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+fn stamp(path: &Path) -> Option<IndexStamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    Some(IndexStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        inode: meta.ino(),
+    })
 }
 
 impl Repository {
@@ -87,6 +108,7 @@ impl Repository {
             admin,
             shared: shared.to_vec(),
             main: self.workdir().map(Path::to_path_buf),
+            index_stamp: std::cell::Cell::new(None),
         })
     }
 }
@@ -148,6 +170,7 @@ impl Scratch {
             }
         }
         std::fs::write(self.admin.join(RECORDED), format!("{tree}\n")).map_err(|e| fail(&e))?;
+        self.index_stamp.set(stamp(&self.admin.join("index")));
         self.link_shared()
     }
 
@@ -182,9 +205,13 @@ impl Scratch {
                 "it was never brought to a tree",
             )
         })?;
+        // Trust the index to hold the recorded tree only if nobody rewrote
+        // it since: otherwise compare the tree with the index too.
+        let untouched = self.index_stamp.get().is_some()
+            && self.index_stamp.get() == stamp(&self.admin.join("index"));
         let state = self
             .repo
-            .snapshot_with(recorded, true, &|p| self.is_shared(p))?;
+            .snapshot_with(recorded, untouched, &|p| self.is_shared(p))?;
         Ok((state.tree, state.paths))
     }
 }

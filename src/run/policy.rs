@@ -170,8 +170,7 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals, place: Place<'
     let args = &words[1..];
     let name = program.as_str();
     if READ_ONLY.contains(&name) {
-        // find with an action that writes or runs things is not read-only.
-        if name == "find" && args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())) {
+        if writes_despite_its_name(name, args) {
             return Verdict::NeedsApproval;
         }
         return Verdict::Allowed;
@@ -183,6 +182,25 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals, place: Place<'
         return judge_paths(name, args, place);
     }
     Verdict::NeedsApproval
+}
+
+/// The few ways the read-only commands write a file: `find` actions,
+/// `tree -o FILE`, `xxd IN OUT`, `file -C` (compiles a magic file).
+fn writes_despite_its_name(name: &str, args: &[String]) -> bool {
+    let has = |flags: &[&str]| {
+        args.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        })
+    };
+    match name {
+        "find" => args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())),
+        "tree" => has(&["-o"]) || args.iter().any(|a| a.starts_with("-o")),
+        "file" => has(&["-C", "--compile"]),
+        "xxd" => args.iter().filter(|a| !a.starts_with('-')).count() > 1,
+        _ => false,
+    }
 }
 
 fn judge_git(args: &[String]) -> Verdict {
@@ -331,6 +349,9 @@ mod tests {
             "find . -exec rm {} ;",
             "python3 x.py",
             "mv -t dir a",
+            "tree -o ../../out.txt",
+            "xxd a.bin ../../x",
+            "file -C -m magic",
         ] {
             assert_eq!(verdict(line), Verdict::NeedsApproval, "{line}");
         }

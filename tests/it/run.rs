@@ -590,3 +590,24 @@ fn on_a_terminal_the_user_is_asked_yes_no_or_always() {
     let again = apply(dir.path(), &["-"], &reply).success();
     assert!(String::from_utf8_lossy(&again.get_output().stdout).contains("[task-1:exec] asked"));
 }
+
+#[test]
+fn a_command_that_stages_in_the_scratch_tree_still_has_its_changes_kept() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    allow(dir.path(), "git add new.txt a.txt");
+    apply(
+        dir.path(),
+        &["-"],
+        &run_block("touch new.txt\ncp new.txt a.txt\ngit add new.txt a.txt"),
+    )
+    .success();
+    // (The approval, not committed, went into the pre snapshot.)
+    assert_eq!(
+        files_at(dir.path(), "HEAD"),
+        ".clada/allowed-commands.json\na.txt\nnew.txt"
+    );
+    assert_eq!(read(dir.path(), "a.txt"), "");
+    // The next apply brings the scratch tree back in line regardless.
+    let a = apply(dir.path(), &["-"], &run_block("git status --porcelain")).success();
+    assert!(!stdout(&a).contains("[task-1:exec]"), "{}", stdout(&a));
+}
