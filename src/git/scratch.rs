@@ -107,7 +107,8 @@ impl Repository {
             dir,
             admin,
             shared: shared.to_vec(),
-            main: self.workdir().map(Path::to_path_buf),
+            // Absolute: the links are read from inside the scratch tree.
+            main: self.workdir().and_then(|w| std::path::absolute(w).ok()),
             index_stamp: std::cell::Cell::new(None),
         })
     }

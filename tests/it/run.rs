@@ -611,3 +611,69 @@ fn a_command_that_stages_in_the_scratch_tree_still_has_its_changes_kept() {
     let a = apply(dir.path(), &["-"], &run_block("git status --porcelain")).success();
     assert!(!stdout(&a).contains("[task-1:exec]"), "{}", stdout(&a));
 }
+
+#[test]
+fn shared_directories_are_linked_in_and_never_committed() {
+    let dir = repo(&[
+        ("a.txt", "a\n"),
+        (".gitignore", "node_modules/\nnode_modules\n"),
+    ]);
+    std::fs::create_dir(dir.path().join("node_modules")).unwrap();
+    std::fs::write(dir.path().join("node_modules/dep.js"), "dep\n").unwrap();
+    git(dir.path(), &["config", "clada.sharedDirs", "node_modules"]);
+    let a = apply(
+        dir.path(),
+        &["-"],
+        &run_block("cat node_modules/dep.js\ncp a.txt b.txt"),
+    )
+    .success();
+    assert!(stdout(&a).contains("[task-1:exec] dep"), "{}", stdout(&a));
+    assert!(stdout(&a).contains("changed: b.txt"), "{}", stdout(&a));
+    assert_eq!(files_at(dir.path(), "HEAD"), ".gitignore\na.txt\nb.txt");
+    // Even when the link itself is not ignored, it is left out.
+    std::fs::write(dir.path().join(".gitignore"), "").unwrap();
+    git(dir.path(), &["add", ".gitignore"]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "unignore",
+        ],
+    );
+    std::fs::remove_dir_all(dir.path().join("node_modules")).unwrap();
+    std::fs::create_dir(dir.path().join("node_modules")).unwrap();
+    std::fs::write(dir.path().join("node_modules/x"), "x\n").unwrap();
+    git(dir.path(), &["config", "clada.sharedDirs", "node_modules"]);
+    // node_modules is now untracked and not ignored: it goes into the pre
+    // snapshot like any of the user's files, but the scratch link to it
+    // is not what gets committed.
+    apply(dir.path(), &["-"], &run_block("cp a.txt c.txt")).success();
+    let tree = out(dir.path(), &["ls-tree", "-r", "HEAD"]);
+    assert!(!tree.contains("120000"), "{tree}");
+}
+
+#[test]
+fn commands_get_the_environment_without_git_redirections() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    allow(dir.path(), "env");
+    let a = clada(dir.path(), dir.path())
+        .env("GIT_QUARANTINE_PATH", "/nonexistent")
+        .env("GIT_PREFIX", "sub/")
+        .env("CLADA_TEST_KEEP", "kept")
+        .args(["apply", "-"])
+        .write_stdin(run_block("env"))
+        .assert()
+        .success();
+    let text = stdout(&a);
+    assert!(
+        text.contains("[task-1:exec] CLADA_TEST_KEEP=kept"),
+        "{text}"
+    );
+    assert!(!text.contains("GIT_QUARANTINE_PATH"), "{text}");
+    assert!(!text.contains("GIT_PREFIX"), "{text}");
+}
