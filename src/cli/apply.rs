@@ -22,7 +22,7 @@ use crate::git::commit::{Identity, UpdateError};
 use crate::git::snapshot::Snapshot;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{Head, ObjectId, Repository};
-use crate::plan::plan;
+use crate::plan::{plan, refuse_run};
 use crate::report::{Status, Tally, TaskReport, text::task_lines};
 
 use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration};
@@ -76,7 +76,7 @@ pub enum MatchArg {
 /// not a repository or lock timeout, 3 the branch moved during the apply.
 /// Every option can also be set with `git config clada.<name>` (camelCase)
 /// or in the repository's .clada/config.toml.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct ApplyArgs {
     /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
     #[arg(value_name = "FILE|-", conflicts_with_all = ["from_commit", "from_note"])]
@@ -397,14 +397,71 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     if early.dry_run {
         repo.keep_objects_in_memory();
     }
+    let target = Target {
+        branch: &branch,
+        base,
+        worktree: true,
+        refuse_run: None,
+    };
+    let applied = apply_to(&repo, &args, &input, &reply, &target, &mut timings)?;
+    write_stdout(|w| w.write_all(&applied.report))?;
+    Ok(applied.outcome)
+}
+
+/// Where an apply lands, and what it may touch.
+pub(crate) struct Target<'a> {
+    /// The branch to advance (full ref name).
+    pub branch: &'a str,
+    /// Its commit, read under the lock (`None`: unborn).
+    pub base: Option<ObjectId>,
+    /// Whether the branch is checked out in this repository's working tree,
+    /// to be snapshot as `pre` first and updated afterwards. `false` in a
+    /// bare repository: `pre` is then the base itself.
+    pub worktree: bool,
+    /// Refuse every RUN before anything runs, for this reason (a server
+    /// without `clada.serverRun`).
+    pub refuse_run: Option<&'a str>,
+}
+
+/// What [`apply_to`] did.
+pub(crate) struct Applied {
+    pub outcome: Outcome,
+    /// The report's `status` (doc/report.md).
+    pub status: &'static str,
+    /// The post commit, if one was made (on the branch only for `success`
+    /// and `failed`).
+    pub post: Option<ObjectId>,
+    /// The report as `render` writes it (streamed task lines excepted).
+    pub report: Vec<u8>,
+}
+
+/// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
+/// snapshot (with a working tree), operations in memory, post commit, note,
+/// compare-and-swap of `target.branch`, working tree update.
+pub(crate) fn apply_to(
+    repo: &Repository,
+    args: &ApplyArgs,
+    input: &ReplyInput,
+    reply: &Reply<'_>,
+    target: &Target<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base).map_err(git_err)?;
-    let snapshot = repo.snapshot(base_tree).map_err(git_err)?;
+    let snapshot = if target.worktree {
+        repo.snapshot(base_tree).map_err(git_err)?
+    } else {
+        Snapshot {
+            tree: base_tree,
+            paths: Vec::new(),
+        }
+    };
     timings.mark("snapshot (status)");
     let team = repo
         .file_in_tree(snapshot.tree, TEAM_CONFIG)
         .map_err(git_err)?;
-    let layers = Layers::new(Some(&repo)).with_team(team.as_deref())?;
-    let settings = resolve(&args, &layers)?;
+    let layers = Layers::new(Some(repo)).with_team(team.as_deref())?;
+    let settings = resolve(args, &layers)?;
 
     let pre = if snapshot.tree == base_tree {
         base
@@ -421,10 +478,18 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(pre)
     };
 
-    let tasks = plan(&reply, false);
+    let mut tasks = plan(reply, false);
+    if let Some(reason) = target.refuse_run {
+        tasks = refuse_run(tasks, reason);
+    }
     let mut files = repo.files(snapshot.tree).map_err(git_err)?;
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
-    print_warnings(&reply, settings.format);
+    // Streamed, warnings come first on stdout; otherwise they head the
+    // report (a server's result note holds them that way).
+    let warnings = warning_lines(reply, settings.format);
+    if streaming && !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
     let reports = execute(&tasks, &mut files, &settings.exec, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
@@ -451,30 +516,20 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .map(|(p, _)| p.clone())
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
-        let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
+        let diff = unified_diff(repo, base_tree, post_tree, &paths)?;
         let mut o = Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})"));
         o.diff = Some(diff);
         o
     } else {
         commit_and_advance(
-            &repo,
-            &settings,
-            &input,
-            &reports,
-            tally,
-            &branch,
-            base,
-            pre,
-            post_tree,
-            &snapshot,
-            changed,
-            &mut timings,
+            repo, &settings, input, &reports, tally, target, pre, post_tree, &snapshot, changed,
+            timings,
         )?
     };
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")
-            .unwrap_or(&branch)
+            .unwrap_or(branch)
             .to_string(),
     );
     out.base = base;
@@ -487,16 +542,28 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     if settings.error_detail == ErrorDetail::Debug {
         timings.print();
     }
+    let mut report = if streaming {
+        Vec::new()
+    } else {
+        warnings.into_bytes()
+    };
     render(
-        &repo_short(&repo),
+        &mut report,
+        &repo_short(repo),
         &settings,
-        &reply,
+        reply,
         &reports,
         tally,
         &out,
         streaming,
-    )?;
-    Ok(out.outcome)
+    )
+    .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    Ok(Applied {
+        outcome: out.outcome,
+        status: out.status,
+        post: out.post,
+        report,
+    })
 }
 
 fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {
@@ -508,7 +575,7 @@ fn git_err(e: crate::git::GitError) -> CliError {
 }
 
 /// Phase timings for `--error-detail debug`, printed on stderr.
-struct Timings {
+pub(crate) struct Timings {
     start: std::time::Instant,
     last: std::time::Instant,
     phases: Vec<(&'static str, Duration)>,
@@ -526,7 +593,7 @@ impl Default for Timings {
 }
 
 impl Timings {
-    fn mark(&mut self, phase: &'static str) {
+    pub(crate) fn mark(&mut self, phase: &'static str) {
         let now = std::time::Instant::now();
         self.phases.push((phase, now - self.last));
         self.last = now;
@@ -582,14 +649,14 @@ fn commit_and_advance(
     input: &ReplyInput,
     reports: &[TaskReport],
     tally: Tally,
-    branch: &str,
-    base: Option<ObjectId>,
+    target: &Target<'_>,
     pre: Option<ObjectId>,
     post_tree: ObjectId,
     snapshot: &Snapshot,
     changed: Vec<crate::git::tree::Changed>,
     timings: &mut Timings,
 ) -> Result<Finished, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
     let message = post_message(reports, tally, reply_blob);
     let post = repo
@@ -631,7 +698,10 @@ fn commit_and_advance(
         snapshot: snapshot.paths.clone(),
         changed,
     };
-    repo.record_update(&plan).map_err(git_err)?;
+    // Without a working tree there is nothing to journal.
+    if target.worktree {
+        repo.record_update(&plan).map_err(git_err)?;
+    }
     fault::point("journal-written");
     let summary = message.lines().next().unwrap_or_default().to_string();
     let moved = repo.advance_branch(
@@ -641,7 +711,7 @@ fn commit_and_advance(
         post,
         &format!("clada: {summary}"),
     );
-    if moved.is_err() {
+    if moved.is_err() && target.worktree {
         repo.drop_pending_update().map_err(git_err)?;
     }
     match moved {
@@ -672,6 +742,7 @@ fn commit_and_advance(
     // reason to stop without a report. The journal stays, so the next
     // apply tries to finish the update.
     let worktree = match repo.update_worktree(&plan) {
+        _ if !target.worktree => WorktreeUpdate::default(),
         Ok(done) => done,
         Err(e) => WorktreeUpdate {
             written: Vec::new(),
@@ -882,21 +953,28 @@ fn write_json(value: &impl Serialize) -> Result<(), CliError> {
 }
 
 fn print_warnings(reply: &Reply<'_>, format: Format) {
-    if format != Format::Text {
-        return;
+    let warnings = warning_lines(reply, format);
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
     }
-    let warnings: Vec<String> = reply
+}
+
+/// The text report's warning lines (none in JSON, which lists diagnostics).
+fn warning_lines(reply: &Reply<'_>, format: Format) -> String {
+    if format != Format::Text {
+        return String::new();
+    }
+    reply
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Warning)
         .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
-        .collect();
-    if !warnings.is_empty() {
-        let _ = write_stdout(|out| out.write_all(warnings.concat().as_bytes()));
-    }
+        .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render(
+    w: &mut dyn std::io::Write,
     short: &impl Fn(ObjectId) -> String,
     settings: &Settings,
     reply: &Reply<'_>,
@@ -904,7 +982,7 @@ fn render(
     tally: Tally,
     out: &Finished,
     streamed: bool,
-) -> Result<(), CliError> {
+) -> std::io::Result<()> {
     let worktree = JsonWorktree {
         written: out.worktree.written.clone(),
         kept: out
@@ -933,35 +1011,34 @@ fn render(
             worktree,
             diff: out.diff.clone(),
         };
-        return write_json(&report);
+        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
+        return w.write_all(b"\n");
     }
-    write_stdout(|w| {
-        if !streamed && settings.output_mode == OutputMode::Buffer {
-            for t in reports {
-                w.write_all(task_lines(t).as_bytes())?;
-            }
+    if !streamed && settings.output_mode == OutputMode::Buffer {
+        for t in reports {
+            w.write_all(task_lines(t).as_bytes())?;
         }
-        for kept in &worktree.kept {
-            writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+    }
+    for kept in &worktree.kept {
+        writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+    }
+    if let Some(diff) = &out.diff {
+        w.write_all(diff.as_bytes())?;
+    }
+    let ids = match (out.pre, out.post) {
+        (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
+            let pre = out
+                .pre
+                .map_or_else(|| "none (clean tree)".to_string(), short);
+            format!(
+                " on {}: pre {pre}, post {}",
+                out.branch.as_deref().unwrap_or("?"),
+                short(post)
+            )
         }
-        if let Some(diff) = &out.diff {
-            w.write_all(diff.as_bytes())?;
-        }
-        let ids = match (out.pre, out.post) {
-            (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
-                let pre = out
-                    .pre
-                    .map_or_else(|| "none (clean tree)".to_string(), short);
-                format!(
-                    " on {}: pre {pre}, post {}",
-                    out.branch.as_deref().unwrap_or("?"),
-                    short(post)
-                )
-            }
-            _ => String::new(),
-        };
-        writeln!(w, "clada: {}{ids}", out.message)
-    })
+        _ => String::new(),
+    };
+    writeln!(w, "clada: {}{ids}", out.message)
 }
 
 /// `--no-git`: edit the current directory in place.
@@ -1030,14 +1107,17 @@ fn run_no_git(
         }
     };
     let outcome = out.outcome;
-    render(
-        &|id: ObjectId| id.to_string(),
-        &settings,
-        &reply,
-        &reports,
-        tally,
-        &out,
-        streaming,
-    )?;
+    write_stdout(|w| {
+        render(
+            w,
+            &|id: ObjectId| id.to_string(),
+            &settings,
+            &reply,
+            &reports,
+            tally,
+            &out,
+            streaming,
+        )
+    })?;
     Ok(outcome)
 }
