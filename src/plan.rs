@@ -540,7 +540,12 @@ mod tests {
             panic!("{:?}", refused[2])
         };
         assert_eq!(
-            (skip.kind, skip.error_type, skip.reasons.len(), skip.reasons[0].0),
+            (
+                skip.kind,
+                skip.error_type,
+                skip.reasons.len(),
+                skip.reasons[0].0
+            ),
             (OpKind::Tasks, Some("command_not_allowed"), 1, 12)
         );
     }
