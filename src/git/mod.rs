@@ -8,9 +8,15 @@
 //! - `tree`: files of a tree edited in memory (the apply's store).
 //! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
 //! - `worktree`: bringing the user's working tree and index to the result.
+//! - `hooks`: where the repository's hooks live.
+//! - `inbox`: the notes a push adds to the inbox, and branch tips.
+//! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
 pub mod commit;
+pub mod hooks;
+pub mod inbox;
 pub mod lock;
+pub mod quarantine;
 pub mod snapshot;
 pub mod tree;
 pub mod worktree;
