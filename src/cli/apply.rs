@@ -205,19 +205,7 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         },
         "exact or whitespace",
     )?;
-    let author = match layers.get(
-        args.git_author.clone(),
-        "gitAuthor",
-        |s| Some(s.to_string()),
-        "",
-    )? {
-        None => Identity::default(),
-        Some(text) => Identity::parse(&text).ok_or_else(|| {
-            CliError::new(format!(
-                "git author {text:?} is not of the form 'Name <email>'"
-            ))
-        })?,
-    };
+    let author = author(args.git_author.clone(), layers)?;
     let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
     Ok(Settings {
         format: format.unwrap_or(Format::Text),
@@ -242,6 +230,19 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
             full_detail: error_detail >= ErrorDetail::Full,
         },
     })
+}
+
+/// Who clada's commits are by: `flag`, else `clada.gitAuthor`, else
+/// `clada <clada@localhost>`.
+pub(crate) fn author(flag: Option<String>, layers: &Layers<'_>) -> Result<Identity, CliError> {
+    match layers.get(flag, "gitAuthor", |s| Some(s.to_string()), "")? {
+        None => Ok(Identity::default()),
+        Some(text) => Identity::parse(&text).ok_or_else(|| {
+            CliError::new(format!(
+                "git author {text:?} is not of the form 'Name <email>'"
+            ))
+        }),
+    }
 }
 
 /// The JSON report (doc/report.md).
@@ -888,7 +889,7 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
     ReplyInput::read(args.input.as_deref())
 }
 
-fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
+pub(crate) fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
     match input.too_large {
         Some(size) => Reply {
             source: "".into(),
