@@ -7,6 +7,7 @@
 
 mod apply;
 mod config;
+mod hook;
 mod input;
 mod not_built;
 mod parse;
@@ -64,8 +65,8 @@ pub enum Command {
     Show(not_built::NotBuiltArgs),
     /// Approve a command line for RUN (not built yet)
     Allow(not_built::NotBuiltArgs),
-    /// Install, remove or run git hooks (not built yet)
-    Hook(not_built::NotBuiltArgs),
+    /// Install, remove or run clada's git hooks
+    Hook(hook::HookArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -131,7 +132,7 @@ pub fn main() -> ExitCode {
         Command::Log(_) => not_built::run_not_built("log", 5),
         Command::Show(_) => not_built::run_not_built("show", 5),
         Command::Allow(_) => not_built::run_not_built("allow", 4),
-        Command::Hook(_) => not_built::run_not_built("hook", 6),
+        Command::Hook(args) => hook::run_hook(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
