@@ -9,5 +9,6 @@ mod apply_crash;
 mod common;
 mod conformance;
 mod help;
+mod hook;
 mod parse;
 mod roundtrip;

@@ -220,7 +220,6 @@ fn commands_not_built_yet_say_so_and_fail() {
         "log",
         "show",
         "allow",
-        "hook",
     ] {
         clada(dir.path(), dir.path())
             .args([cmd, "--some-flag", "x"])
