@@ -66,6 +66,15 @@ pub enum Command {
     /// Approve a command line for RUN (not built yet)
     Allow(not_built::NotBuiltArgs),
     /// Install, remove or run clada's git hooks
+    ///
+    /// `install` puts the client hook (post-commit: apply the CSL written in
+    /// a commit message) or, with --server, the server hooks (pre-receive:
+    /// reject pushed inbox notes with fatal CSL errors; post-receive: apply
+    /// new inbox notes to the branches they are on, results in
+    /// refs/notes/clada-results) into the hooks directory, core.hooksPath
+    /// honoured. A hook that is not clada's is never overwritten without
+    /// --chain or --force. git runs the other subcommands through the
+    /// installed shims.
     Hook(hook::HookArgs),
 }
 

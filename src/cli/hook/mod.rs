@@ -20,14 +20,7 @@ use crate::hook::shim;
 
 use super::{CliError, Outcome};
 
-/// Install, remove or run clada's git hooks
-///
-/// `install` puts the client hook (post-commit: apply CSL written in a
-/// commit message) or, with --server, the server hooks (pre-receive: reject
-/// inbox notes with fatal CSL errors; post-receive: apply new inbox notes to
-/// their branches) into the hooks directory (core.hooksPath honoured). A
-/// hook that is not clada's is never overwritten without --force or
-/// --chain. git runs the other subcommands through the installed shims.
+/// The arguments of `git clada hook` (its help text is on `Command::Hook`).
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
     #[command(subcommand)]
