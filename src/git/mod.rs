@@ -94,6 +94,20 @@ impl Repository {
         Ok(Some(Repository { repo }))
     }
 
+    /// Opens the repository whose git dir is `git_dir`. Hooks use it with
+    /// the `GIT_DIR` git gives them: gix resolves the relative `GIT_DIR=.`
+    /// of a non-bare repository's receive hooks against the wrong directory.
+    pub fn open(git_dir: &Path) -> Result<Repository, GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::Open {
+            path: git_dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let absolute = std::path::absolute(git_dir).map_err(|e| fail(&e))?;
+        let mut repo = gix::open(absolute).map_err(|e| fail(&e))?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        Ok(Repository { repo })
+    }
+
     /// The value of a `git config` key such as `clada.startDelimiter`, from
     /// every configuration file git itself would read.
     pub fn config_string(&self, key: &str) -> Option<String> {
