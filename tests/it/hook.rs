@@ -567,3 +567,31 @@ fn install_honours_core_hooks_path_and_refuses_the_client_hook_in_a_bare_reposit
         .code(2)
         .stderr(predicates::str::contains("--server"));
 }
+
+#[test]
+fn a_branch_checked_out_in_a_non_bare_server_is_not_moved() {
+    let root = scratch();
+    let server = root.path().join("server");
+    ok(root.path(), &["init", "-q", "-b", "main", "server"]);
+    std::fs::write(server.join("a.txt"), "hi\n").unwrap();
+    ok(&server, &["add", "a.txt"]);
+    ok(&server, &["commit", "-q", "-m", "initial"]);
+    clada(root.path(), &server)
+        .args(["hook", "install", "--server"])
+        .assert()
+        .success();
+    let client = clone(root.path(), &server, "client");
+    let tip = ok(&client, &["rev-parse", "HEAD"]);
+    note(&client, "HEAD", EDIT);
+    let pushed = push_inbox(&client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&client);
+    let found = result(&client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("error"), "{found}");
+    assert!(
+        found.contains("checked out in the server's working tree"),
+        "{found}"
+    );
+    assert_eq!(ok(&server, &["rev-parse", "main"]), tip);
+    assert_eq!(ok(&server, &["status", "--porcelain"]), "");
+}

@@ -90,8 +90,13 @@ fn worst(a: Outcome, b: Outcome) -> Outcome {
     if a.exit_code() >= b.exit_code() { a } else { b }
 }
 
-/// The repository the hook or command runs in.
+/// The repository the hook or command runs in: the one git names in
+/// `GIT_DIR` (as it does for hooks), else the one around the current
+/// directory.
 fn open() -> Result<Repository, CliError> {
+    if let Some(dir) = std::env::var_os("GIT_DIR") {
+        return Repository::open(Path::new(&dir)).map_err(|e| CliError::new(e.to_string()));
+    }
     Repository::discover(Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?
         .ok_or_else(|| {

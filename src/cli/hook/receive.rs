@@ -19,7 +19,7 @@ use crate::csl::{Body, Reply, Severity};
 use crate::fault;
 use crate::git::inbox::Note;
 use crate::git::quarantine::Quarantine;
-use crate::git::{GitError, ObjectId, Repository};
+use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::result::{ResultNote, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
@@ -299,6 +299,14 @@ fn choose(
     })
 }
 
+/// Whether `branch` is checked out in this (non-bare) repository.
+fn checked_out_here(repo: &Repository, branch: &str) -> Result<bool, CliError> {
+    if repo.workdir().is_none() {
+        return Ok(false);
+    }
+    Ok(matches!(repo.head().map_err(git)?, Head::Branch { name, .. } if name == branch))
+}
+
 fn short_branch(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
@@ -339,6 +347,16 @@ fn answer(
         }
     };
     result.branch = Some(short_branch(&branch).to_string());
+    if checked_out_here(repo, &branch)? {
+        // Moving it would leave that working tree behind its branch, the
+        // state git's receive.denyCurrentBranch exists to prevent.
+        result.status = "error".into();
+        result.body = format!(
+            "error: {} is checked out in the server's working tree; the request was not applied\nhint: serve the repository bare (git clone --bare), or send the request for another branch\n",
+            short_branch(&branch)
+        );
+        return Ok(result);
+    }
     let content = repo
         .blob_within(note.blob, crate::csl::input::MAX_INPUT)
         .map_err(git)?;
