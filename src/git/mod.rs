@@ -155,7 +155,16 @@ impl Repository {
     /// The git operation in progress (a merge, rebase, cherry-pick, revert,
     /// bisect or `git am`), named as git names it, if any.
     pub fn operation_in_progress(&self) -> Option<String> {
-        self.repo.state().map(|s| format!("{s:?}").to_lowercase())
+        use gix::state::InProgress as P;
+        let name = match self.repo.state()? {
+            P::ApplyMailbox | P::ApplyMailboxRebase => "am",
+            P::Bisect => "bisect",
+            P::CherryPick | P::CherryPickSequence => "cherry-pick",
+            P::Merge => "merge",
+            P::Rebase | P::RebaseInteractive => "rebase",
+            P::Revert | P::RevertSequence => "revert",
+        };
+        Some(name.to_string())
     }
 
     /// The tree of `commit`, or the empty tree for `None` (an unborn branch).
