@@ -460,7 +460,26 @@ fn post_commit_applies_the_csl_in_a_commit_message() {
     );
     assert_eq!(ok(dir.path(), &["status", "--porcelain"]), "");
 
-    // Detached, the hook says how to apply later and changes nothing.
+    // A rebase replays the asking commit and its post commit: nothing is
+    // applied a second time.
+    ok(dir.path(), &["switch", "-q", "-c", "side", "HEAD~2"]);
+    std::fs::write(dir.path().join("d.txt"), "d\n").unwrap();
+    ok(dir.path(), &["add", "d.txt"]);
+    ok(dir.path(), &["commit", "-q", "-m", "side work"]);
+    let rebased = run(dir.path(), &["rebase", "-q", "side", "main"]);
+    assert!(rebased.status.success(), "{}", text(&rebased.stderr));
+    assert!(
+        text(&rebased.stderr).contains("a git rebase is in progress"),
+        "{}",
+        text(&rebased.stderr)
+    );
+    assert_eq!(
+        ok(dir.path(), &["log", "--format=%s", "-4"]),
+        "[clada:post] create b.txt\nAsk for a greeting\nside work\njust a commit"
+    );
+    assert_eq!(ok(dir.path(), &["status", "--porcelain"]), "");
+
+    // Detached, the hook says how to apply on a branch and changes nothing.
     ok(dir.path(), &["switch", "-q", "--detach"]);
     let detached = commit_with_message(
         dir.path(),

@@ -5,9 +5,10 @@
 //! alone without a word. clada's own commits are never applied: their
 //! messages start with `[clada:` (gix, which writes them, runs no hooks
 //! anyway; the check keeps a cherry-picked or amended clada commit from
-//! being read as a request). Where an apply would be refused — a detached
-//! HEAD, a rebase or merge under way — the hook says how to apply later
-//! and does nothing: the commit itself has already been made.
+//! being read as a request). During a rebase, cherry-pick or other
+//! operation the commits are replays, not requests: the hook says so and
+//! does nothing. On a detached HEAD, where apply would refuse, it says how
+//! to apply on a branch. The commit itself is made either way.
 
 use crate::git::{Head, Repository};
 
@@ -40,16 +41,17 @@ pub fn post_commit(repo: Repository) -> Result<Outcome, CliError> {
         return Ok(Outcome::Success);
     }
     let short = repo.short(commit);
-    let later = format!("apply it later with: git clada apply --from-commit {short}");
-    if !on_branch {
+    if let Some(operation) = repo.operation_in_progress() {
+        // A rebase or cherry-pick replays commits whose CSL was applied
+        // already (their post commits are replayed too): not requests.
         eprintln!(
-            "clada: HEAD is detached, so the CSL in the message of {short} was not applied; {later}"
+            "clada: a git {operation} is in progress, so the CSL in the message of {short} was not applied"
         );
         return Ok(Outcome::Success);
     }
-    if let Some(operation) = repo.operation_in_progress() {
+    if !on_branch {
         eprintln!(
-            "clada: a git {operation} is in progress, so the CSL in the message of {short} was not applied; {later}"
+            "clada: HEAD is detached, so the CSL in the message of {short} was not applied; apply it on a branch with: git clada apply --from-commit {short}"
         );
         return Ok(Outcome::Success);
     }
