@@ -614,3 +614,22 @@ fn a_branch_checked_out_in_a_non_bare_server_is_not_moved() {
     assert_eq!(ok(&server, &["rev-parse", "main"]), tip);
     assert_eq!(ok(&server, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_request_that_cannot_be_applied_gets_an_error_result_and_changes_nothing() {
+    let s = setup();
+    std::fs::create_dir(s.client.join(".clada")).unwrap();
+    std::fs::write(s.client.join(".clada/config.toml"), "match = \n").unwrap();
+    ok(&s.client, &["add", ".clada/config.toml"]);
+    ok(&s.client, &["commit", "-q", "-m", "broken team config"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("error"), "{found}");
+    assert!(found.contains(".clada/config.toml is malformed"), "{found}");
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
+}

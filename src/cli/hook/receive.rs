@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::csl::{Body, Reply, Severity};
 use crate::fault;
+use crate::git::commit::Identity;
 use crate::git::inbox::Note;
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
@@ -240,34 +241,71 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     let author = apply::author(None, &Layers::new(Some(repo)))?;
     let mut outcome = Outcome::Success;
     for note in &notes {
-        let short = repo.short(note.target);
-        if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
-            && request_of(&old) == Some(note.blob)
-        {
-            println!("clada: the note on {short} was answered before; it is not applied again");
-            continue;
+        // One request's trouble is its own: the others are still answered.
+        match respond(repo, &server, &author, note, &pushed) {
+            Ok(Some(status)) if status == "success" => {}
+            Ok(None) => {}
+            Ok(Some(_)) => outcome = Outcome::Failed,
+            Err(e) => {
+                eprintln!(
+                    "clada: note on {}: error: {}",
+                    repo.short(note.target),
+                    e.message
+                );
+                outcome = Outcome::Failed;
+            }
         }
-        let result = answer(repo, &server, note, &pushed)?;
-        if !matches!(result.status.as_str(), "success") {
-            outcome = Outcome::Failed;
-        }
-        let text = result.render();
-        repo.set_note_with(
-            &author,
-            &server.results,
-            note.target,
-            text.as_bytes(),
-            "clada: result of a request",
-        )
-        .map_err(git)?;
-        println!("clada: note on {short}: {}", result.status);
-        print!("{text}");
     }
     println!(
         "clada: results are in {} (git fetch origin {}:{})",
         server.results, server.results, server.results
     );
     Ok(outcome)
+}
+
+/// Answers one request and writes its result note; the status, or `None`
+/// when it was answered before.
+fn respond(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    note: &Note,
+    pushed: &[(String, ObjectId)],
+) -> Result<Option<String>, CliError> {
+    let short = repo.short(note.target);
+    if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
+        && request_of(&old) == Some(note.blob)
+    {
+        println!("clada: the note on {short} was answered before; it is not applied again");
+        return Ok(None);
+    }
+    let result = answer(repo, server, note, pushed).unwrap_or_else(|e| ResultNote {
+        status: "error".into(),
+        request: note.blob,
+        branch: None,
+        post: None,
+        body: render_error(&e),
+    });
+    let text = result.render();
+    repo.set_note_with(
+        author,
+        &server.results,
+        note.target,
+        text.as_bytes(),
+        "clada: result of a request",
+    )
+    .map_err(git)?;
+    println!("clada: note on {short}: {}", result.status);
+    print!("{text}");
+    Ok(Some(result.status))
+}
+
+/// An error as the CLI prints it, for a result note.
+fn render_error(e: &CliError) -> String {
+    match &e.hint {
+        Some(hint) => format!("error: {}\nhint: {hint}\n", e.message),
+        None => format!("error: {}\n", e.message),
+    }
 }
 
 /// The branch a request on `target` applies to.
@@ -416,10 +454,7 @@ fn answer(
         }
         Err(e) => {
             result.status = "error".into();
-            result.body = match &e.hint {
-                Some(hint) => format!("error: {}\nhint: {hint}\n", e.message),
-                None => format!("error: {}\n", e.message),
-            };
+            result.body = render_error(&e);
         }
     }
     Ok(result)
