@@ -12,8 +12,8 @@
 
 use crate::git::{Head, Repository};
 
-use super::super::apply::{ApplyArgs, run_apply};
-use super::super::{CliError, Outcome, ReplyInput, settings};
+use crate::cli::apply::{ApplyArgs, parse_input, run_apply};
+use crate::cli::{CliError, Outcome, ReplyInput, settings};
 
 /// Prefix of the messages of the commits clada writes.
 const CLADA_COMMIT: &[u8] = b"[clada:";
@@ -36,7 +36,7 @@ pub fn post_commit(repo: Repository) -> Result<Outcome, CliError> {
     }
     let delims = settings::delimiters_in(Some(&repo), None, None)?;
     let input = ReplyInput::from_bytes(String::new(), message);
-    let reply = super::super::apply::parse_input(&input, &delims);
+    let reply = parse_input(&input, &delims);
     if reply.operations.is_empty() && !reply.has_fatal() {
         return Ok(Outcome::Success);
     }

@@ -24,11 +24,12 @@ use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::result::{ResultNote, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
-use super::super::apply::{
+use crate::cli::apply::{
     self, ApplyArgs, Format, OutputMode, Target, Timings, apply_to, parse_input,
 };
-use super::super::config::{Layers, parse_duration};
-use super::super::{CliError, Outcome, ReplyInput, settings};
+use crate::cli::config::{Layers, parse_duration};
+use crate::cli::parse::write_text;
+use crate::cli::{CliError, Outcome, ReplyInput, settings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
 const RUN_REFUSED: &str =
@@ -179,7 +180,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         let input = request_input(origin, content);
         let reply = parse_input(&input, &delims);
         let mut text = Vec::new();
-        super::super::parse::write_text(&mut text, &reply, &input.origin)
+        write_text(&mut text, &reply, &input.origin)
             .map_err(|e| CliError::new(format!("cannot render diagnostics: {e}")))?;
         eprint!("{}", String::from_utf8_lossy(&text));
         if reply.has_fatal() {
