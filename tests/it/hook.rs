@@ -633,3 +633,23 @@ fn a_request_that_cannot_be_applied_gets_an_error_result_and_changes_nothing() {
     assert!(found.contains(".clada/config.toml is malformed"), "{found}");
     assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
 }
+
+#[test]
+fn without_pre_receive_a_malformed_note_gets_a_fatal_result() {
+    let s = setup();
+    std::fs::remove_file(s.server.join("hooks/pre-receive")).unwrap();
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(
+        &s.client,
+        "HEAD",
+        "<---WRTIE file=\"b.txt\"--->\nx\n<---END--->\n",
+    );
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("fatal"), "{found}");
+    assert!(found.contains("did you mean WRITE?"), "{found}");
+    assert!(found.contains("FATAL: nothing was applied"), "{found}");
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
+}

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::csl::{Body, Reply, Severity};
+use crate::csl::{Body, Reply};
 use crate::fault;
 use crate::git::commit::Identity;
 use crate::git::inbox::Note;
@@ -132,6 +132,15 @@ fn request_input(origin: String, content: Result<Vec<u8>, u64>) -> ReplyInput {
     }
 }
 
+/// Every diagnostic of a request and its summary line, as `git clada
+/// parse` prints them.
+fn diagnostics(reply: &Reply<'_>, origin: &str) -> Result<String, CliError> {
+    let mut text = Vec::new();
+    write_text(&mut text, reply, origin)
+        .map_err(|e| CliError::new(format!("cannot render diagnostics: {e}")))?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
 fn has_run(reply: &Reply<'_>) -> bool {
     reply.operations.iter().any(|op| match &op.body {
         Body::Run { .. } => true,
@@ -179,10 +188,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
             .map_err(git)?;
         let input = request_input(origin, content);
         let reply = parse_input(&input, &delims);
-        let mut text = Vec::new();
-        write_text(&mut text, &reply, &input.origin)
-            .map_err(|e| CliError::new(format!("cannot render diagnostics: {e}")))?;
-        eprint!("{}", String::from_utf8_lossy(&text));
+        eprint!("{}", diagnostics(&reply, &input.origin)?);
         if reply.has_fatal() {
             broken += 1;
         } else if has_run(&reply) && !server.run {
@@ -405,21 +411,10 @@ fn answer(
     if reply.has_fatal() {
         // pre-receive normally refuses these; without it, or with other
         // delimiters since, the result says why nothing ran.
-        let mut text = Vec::new();
-        for d in reply
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity() == Severity::Fatal)
-        {
-            text.extend_from_slice(
-                crate::csl::diagnostic::render(d, &reply.source, &input.origin).as_bytes(),
-            );
-            text.push(b'\n');
-        }
         result.status = "fatal".into();
         result.body = format!(
-            "{}FATAL: nothing was applied: the reply has fatal syntax errors",
-            String::from_utf8_lossy(&text)
+            "{}FATAL: nothing was applied: the reply has fatal syntax errors\n",
+            diagnostics(&reply, &input.origin)?
         );
         return Ok(result);
     }
