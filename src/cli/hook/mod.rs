@@ -200,6 +200,13 @@ fn report(dir: &Path, done: &[(String, Done)]) -> Result<(), CliError> {
 
 /// Receive hooks read their whole input: it goes to a chained hook too.
 fn read_stdin() -> Result<String, CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Err(
+            CliError::new("this hook reads `<old> <new> <ref>` lines on standard input")
+                .hint("git runs it after a push; to run it by hand, pipe those lines in"),
+        );
+    }
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
