@@ -22,6 +22,7 @@ pub mod csl;
 pub mod fault;
 pub mod fsmode;
 pub mod git;
+pub mod hook;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -23,7 +23,7 @@ use crate::git::snapshot::Snapshot;
 use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{Head, ObjectId, Repository};
-use crate::plan::{Task, plan};
+use crate::plan::{Task, plan, refuse_run};
 use crate::report::text::{task_lines, task_lines_with_output};
 use crate::report::{Status, Tally, TaskReport};
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
@@ -80,7 +80,7 @@ pub enum MatchArg {
 /// not a repository or lock timeout, 3 the branch moved during the apply.
 /// Every option can also be set with `git config clada.<name>` (camelCase)
 /// or in the repository's .clada/config.toml.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct ApplyArgs {
     /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
     #[arg(value_name = "FILE|-", conflicts_with_all = ["from_commit", "from_note"])]
@@ -226,19 +226,7 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         },
         "exact or whitespace",
     )?;
-    let author = match layers.get(
-        args.git_author.clone(),
-        "gitAuthor",
-        |s| Some(s.to_string()),
-        "",
-    )? {
-        None => Identity::default(),
-        Some(text) => Identity::parse(&text).ok_or_else(|| {
-            CliError::new(format!(
-                "git author {text:?} is not of the form 'Name <email>'"
-            ))
-        })?,
-    };
+    let author = author(args.git_author.clone(), layers)?;
     let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
     let run = commands::resolve(
         RunFlags {
@@ -273,6 +261,19 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
             full_detail: error_detail >= ErrorDetail::Full,
         },
     })
+}
+
+/// Who clada's commits are by: `flag`, else `clada.gitAuthor`, else
+/// `clada <clada@localhost>`.
+pub(crate) fn author(flag: Option<String>, layers: &Layers<'_>) -> Result<Identity, CliError> {
+    match layers.get(flag, "gitAuthor", |s| Some(s.to_string()), "")? {
+        None => Ok(Identity::default()),
+        Some(text) => Identity::parse(&text).ok_or_else(|| {
+            CliError::new(format!(
+                "git author {text:?} is not of the form 'Name <email>'"
+            ))
+        }),
+    }
 }
 
 /// The JSON report (doc/report.md).
@@ -351,7 +352,6 @@ impl Finished {
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
-    let started = std::time::Instant::now();
     let mut timings = Timings::default();
     let repo = Repository::discover(std::path::Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?;
@@ -429,22 +429,77 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Head::Branch { commit, .. } => commit,
         Head::Detached(_) => base,
     };
-    let tasks = plan(&reply, false);
-    let has_run = tasks.iter().any(Task::runs_commands);
     // Commands run in the scratch working tree, which reads objects from
     // disk: a dry run that runs commands writes its (unreferenced) objects
     // there; any other dry run keeps them in memory.
-    if early.dry_run && !has_run && !verifies(&args, &repo) {
+    if early.dry_run && !reply.has_run() && !verifies(&args, &repo) {
         repo.keep_objects_in_memory();
     }
+    let target = Target {
+        branch: &branch,
+        base,
+        worktree: true,
+        refuse_run: None,
+    };
+    let applied = apply_to(&repo, &args, &input, &reply, &target, &mut timings)?;
+    write_stdout(|w| w.write_all(&applied.report))?;
+    Ok(applied.outcome)
+}
+
+/// Where an apply lands, and what it may touch.
+pub(crate) struct Target<'a> {
+    /// The branch to advance (full ref name).
+    pub branch: &'a str,
+    /// Its commit, read under the lock (`None`: unborn).
+    pub base: Option<ObjectId>,
+    /// Whether the branch is checked out in this repository's working tree,
+    /// to be snapshot as `pre` first and updated afterwards. `false` in a
+    /// bare repository: `pre` is then the base itself.
+    pub worktree: bool,
+    /// Refuse every RUN before anything runs, for this reason (a server
+    /// without `clada.serverRun`).
+    pub refuse_run: Option<&'a str>,
+}
+
+/// What [`apply_to`] did.
+pub(crate) struct Applied {
+    pub outcome: Outcome,
+    /// The report's `status` (doc/report.md).
+    pub status: &'static str,
+    /// The post commit, if one was made (on the branch only for `success`
+    /// and `failed`).
+    pub post: Option<ObjectId>,
+    /// The report as `render` writes it (streamed task lines excepted).
+    pub report: Vec<u8>,
+}
+
+/// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
+/// snapshot (with a working tree), operations in memory, post commit, note,
+/// compare-and-swap of `target.branch`, working tree update.
+pub(crate) fn apply_to(
+    repo: &Repository,
+    args: &ApplyArgs,
+    input: &ReplyInput,
+    reply: &Reply<'_>,
+    target: &Target<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base).map_err(git_err)?;
-    let snapshot = repo.snapshot(base_tree).map_err(git_err)?;
+    let snapshot = if target.worktree {
+        repo.snapshot(base_tree).map_err(git_err)?
+    } else {
+        Snapshot {
+            tree: base_tree,
+            paths: Vec::new(),
+        }
+    };
     timings.mark("snapshot (status)");
     let team = repo
         .file_in_tree(snapshot.tree, TEAM_CONFIG)
         .map_err(git_err)?;
-    let layers = Layers::new(Some(&repo)).with_team(team.as_deref())?;
-    let settings = resolve(&args, &layers)?;
+    let layers = Layers::new(Some(repo)).with_team(team.as_deref())?;
+    let settings = resolve(args, &layers)?;
 
     let pre = if snapshot.tree == base_tree {
         base
@@ -461,6 +516,11 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(pre)
     };
 
+    let mut tasks = plan(reply, false);
+    if let Some(reason) = target.refuse_run {
+        tasks = refuse_run(tasks, reason);
+    }
+    let has_run = tasks.iter().any(Task::runs_commands);
     // Approvals come from the state before the apply, never from the
     // reply; a malformed store matters only to a reply that runs commands.
     let approvals = match repo
@@ -474,12 +534,17 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         })?,
         _ => Approvals::default(),
     };
-    let head = pre.ok_or_else(|| branch.clone());
-    let mut files = GitWorkspace::new(&repo, snapshot.tree, head, settings.run.shared_dirs.clone())
+    let head = pre.ok_or_else(|| branch.to_string());
+    let mut files = GitWorkspace::new(repo, snapshot.tree, head, settings.run.shared_dirs.clone())
         .map_err(git_err)?;
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
-    let mut runner = commands::runner(&settings.run, approvals, started, streaming);
-    print_warnings(&reply, settings.format);
+    // Streamed, warnings come first on stdout; otherwise they head the
+    // report (a server's result note holds them that way).
+    let warnings = warning_lines(reply, settings.format);
+    if streaming && !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
+    let mut runner = commands::runner(&settings.run, approvals, timings.start, streaming);
     let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
@@ -495,7 +560,14 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         .map_err(git_err)?;
     // Verification is of a change: with nothing changed there is nothing
     // to accept or reject.
-    let verified = match &settings.run.verify {
+    // Verification is the user's own command: never on a server that
+    // refuses commands (the team file there comes from whoever pushed).
+    let verify = settings
+        .run
+        .verify
+        .as_ref()
+        .filter(|_| target.refuse_run.is_none());
+    let verified = match verify {
         Some(command) if !changed.is_empty() => {
             Some(commands::verify(command, &mut files, &mut runner))
         }
@@ -519,7 +591,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .map(|(p, _)| p.clone())
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
-        let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
+        let diff = unified_diff(repo, base_tree, post_tree, &paths)?;
         let mut o = match &verified {
             Some(v) if !v.passed => Finished::new(
                 "failed",
@@ -532,26 +604,25 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         o
     } else {
         commit_and_advance(
-            &repo,
+            repo,
             &settings,
-            &input,
+            input,
             &reports,
             tally,
-            &branch,
-            base,
+            target,
             pre,
             post_tree,
             &snapshot,
             changed,
             verified.as_ref(),
-            &mut timings,
+            timings,
         )?
     };
     out.verify = verified;
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")
-            .unwrap_or(&branch)
+            .unwrap_or(branch)
             .to_string(),
     );
     out.base = base;
@@ -564,16 +635,28 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     if settings.error_detail == ErrorDetail::Debug {
         timings.print();
     }
+    let mut report = if streaming {
+        Vec::new()
+    } else {
+        warnings.into_bytes()
+    };
     render(
-        &repo_short(&repo),
+        &mut report,
+        &repo_short(repo),
         &settings,
-        &reply,
+        reply,
         &reports,
         tally,
         &out,
         streaming,
-    )?;
-    Ok(out.outcome)
+    )
+    .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    Ok(Applied {
+        outcome: out.outcome,
+        status: out.status,
+        post: out.post,
+        report,
+    })
 }
 
 /// Whether a `--verify` command is set anywhere (flag, git config, or the
@@ -597,7 +680,7 @@ fn git_err(e: crate::git::GitError) -> CliError {
 }
 
 /// Phase timings for `--error-detail debug`, printed on stderr.
-struct Timings {
+pub(crate) struct Timings {
     start: std::time::Instant,
     last: std::time::Instant,
     phases: Vec<(&'static str, Duration)>,
@@ -615,7 +698,7 @@ impl Default for Timings {
 }
 
 impl Timings {
-    fn mark(&mut self, phase: &'static str) {
+    pub(crate) fn mark(&mut self, phase: &'static str) {
         let now = std::time::Instant::now();
         self.phases.push((phase, now - self.last));
         self.last = now;
@@ -671,8 +754,7 @@ fn commit_and_advance(
     input: &ReplyInput,
     reports: &[TaskReport],
     tally: Tally,
-    branch: &str,
-    base: Option<ObjectId>,
+    target: &Target<'_>,
     pre: Option<ObjectId>,
     post_tree: ObjectId,
     snapshot: &Snapshot,
@@ -680,6 +762,7 @@ fn commit_and_advance(
     verified: Option<&Verified>,
     timings: &mut Timings,
 ) -> Result<Finished, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
     let message = post_message(reports, tally, reply_blob);
     let post = repo
@@ -723,7 +806,10 @@ fn commit_and_advance(
         snapshot: snapshot.paths.clone(),
         changed,
     };
-    repo.record_update(&plan).map_err(git_err)?;
+    // Without a working tree there is nothing to journal.
+    if target.worktree {
+        repo.record_update(&plan).map_err(git_err)?;
+    }
     fault::point("journal-written");
     let summary = message.lines().next().unwrap_or_default().to_string();
     let moved = repo.advance_branch(
@@ -733,7 +819,7 @@ fn commit_and_advance(
         post,
         &format!("clada: {summary}"),
     );
-    if moved.is_err() {
+    if moved.is_err() && target.worktree {
         repo.drop_pending_update().map_err(git_err)?;
     }
     match moved {
@@ -764,6 +850,7 @@ fn commit_and_advance(
     // reason to stop without a report. The journal stays, so the next
     // apply tries to finish the update.
     let worktree = match repo.update_worktree(&plan) {
+        _ if !target.worktree => WorktreeUpdate::default(),
         Ok(done) => done,
         Err(e) => WorktreeUpdate {
             written: Vec::new(),
@@ -911,7 +998,7 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
     ReplyInput::read(args.input.as_deref())
 }
 
-fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
+pub(crate) fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
     match input.too_large {
         Some(size) => Reply {
             source: "".into(),
@@ -977,21 +1064,28 @@ fn write_json(value: &impl Serialize) -> Result<(), CliError> {
 }
 
 fn print_warnings(reply: &Reply<'_>, format: Format) {
-    if format != Format::Text {
-        return;
+    let warnings = warning_lines(reply, format);
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
     }
-    let warnings: Vec<String> = reply
+}
+
+/// The text report's warning lines (none in JSON, which lists diagnostics).
+fn warning_lines(reply: &Reply<'_>, format: Format) -> String {
+    if format != Format::Text {
+        return String::new();
+    }
+    reply
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Warning)
         .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
-        .collect();
-    if !warnings.is_empty() {
-        let _ = write_stdout(|out| out.write_all(warnings.concat().as_bytes()));
-    }
+        .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render(
+    w: &mut dyn std::io::Write,
     short: &impl Fn(ObjectId) -> String,
     settings: &Settings,
     reply: &Reply<'_>,
@@ -999,7 +1093,7 @@ fn render(
     tally: Tally,
     out: &Finished,
     streamed: bool,
-) -> Result<(), CliError> {
+) -> std::io::Result<()> {
     let worktree = JsonWorktree {
         written: out.worktree.written.clone(),
         kept: out
@@ -1029,47 +1123,46 @@ fn render(
             diff: out.diff.clone(),
             verify: out.verify.as_ref(),
         };
-        return write_json(&report);
+        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
+        return w.write_all(b"\n");
     }
-    write_stdout(|w| {
+    if !streamed && settings.output_mode == OutputMode::Buffer {
+        for t in reports {
+            w.write_all(task_lines_with_output(t).as_bytes())?;
+        }
+    }
+    if let Some(v) = &out.verify {
         if !streamed && settings.output_mode == OutputMode::Buffer {
-            for t in reports {
-                w.write_all(task_lines_with_output(t).as_bytes())?;
+            for line in v.output.lines() {
+                writeln!(w, "[verify] {line}")?;
             }
         }
-        if let Some(v) = &out.verify {
-            if !streamed && settings.output_mode == OutputMode::Buffer {
-                for line in v.output.lines() {
-                    writeln!(w, "[verify] {line}")?;
-                }
-            }
-            let status = if v.passed { "PASSED" } else { "FAILED" };
-            writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
-            for detail in &v.details {
-                writeln!(w, "    {detail}")?;
-            }
+        let status = if v.passed { "PASSED" } else { "FAILED" };
+        writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
+        for detail in &v.details {
+            writeln!(w, "    {detail}")?;
         }
-        for kept in &worktree.kept {
-            writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+    }
+    for kept in &worktree.kept {
+        writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+    }
+    if let Some(diff) = &out.diff {
+        w.write_all(diff.as_bytes())?;
+    }
+    let ids = match (out.pre, out.post) {
+        (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
+            let pre = out
+                .pre
+                .map_or_else(|| "none (clean tree)".to_string(), short);
+            format!(
+                " on {}: pre {pre}, post {}",
+                out.branch.as_deref().unwrap_or("?"),
+                short(post)
+            )
         }
-        if let Some(diff) = &out.diff {
-            w.write_all(diff.as_bytes())?;
-        }
-        let ids = match (out.pre, out.post) {
-            (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
-                let pre = out
-                    .pre
-                    .map_or_else(|| "none (clean tree)".to_string(), short);
-                format!(
-                    " on {}: pre {pre}, post {}",
-                    out.branch.as_deref().unwrap_or("?"),
-                    short(post)
-                )
-            }
-            _ => String::new(),
-        };
-        writeln!(w, "clada: {}{ids}", out.message)
-    })
+        _ => String::new(),
+    };
+    writeln!(w, "clada: {}{ids}", out.message)
 }
 
 /// `--no-git`: edit the current directory in place.
@@ -1166,14 +1259,17 @@ fn run_no_git(
     };
     out.verify = verified;
     let outcome = out.outcome;
-    render(
-        &|id: ObjectId| id.to_string(),
-        &settings,
-        &reply,
-        &reports,
-        tally,
-        &out,
-        streaming,
-    )?;
+    write_stdout(|w| {
+        render(
+            w,
+            &|id: ObjectId| id.to_string(),
+            &settings,
+            &reply,
+            &reports,
+            tally,
+            &out,
+            streaming,
+        )
+    })?;
     Ok(outcome)
 }

@@ -9,6 +9,7 @@ mod allow;
 mod apply;
 mod commands;
 mod config;
+mod hook;
 mod input;
 mod not_built;
 mod parse;
@@ -66,8 +67,17 @@ pub enum Command {
     Show(not_built::NotBuiltArgs),
     /// Approve a command line for RUN, list or remove approvals
     Allow(allow::AllowArgs),
-    /// Install, remove or run git hooks (not built yet)
-    Hook(not_built::NotBuiltArgs),
+    /// Install, remove or run clada's git hooks
+    ///
+    /// `install` puts the client hook (post-commit: apply the CSL written in
+    /// a commit message) or, with --server, the server hooks (pre-receive:
+    /// reject pushed inbox notes with fatal CSL errors; post-receive: apply
+    /// new inbox notes to the branches they are on, results in
+    /// refs/notes/clada-results) into the hooks directory, core.hooksPath
+    /// honoured. A hook that is not clada's is never overwritten without
+    /// --chain or --force. git runs the other subcommands through the
+    /// installed shims.
+    Hook(hook::HookArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -133,7 +143,7 @@ pub fn main() -> ExitCode {
         Command::Log(_) => not_built::run_not_built("log", 5),
         Command::Show(_) => not_built::run_not_built("show", 5),
         Command::Allow(args) => allow::run_allow(args),
-        Command::Hook(_) => not_built::run_not_built("hook", 6),
+        Command::Hook(args) => hook::run_hook(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -9,6 +9,7 @@ mod apply_crash;
 mod common;
 mod conformance;
 mod help;
+mod hook;
 mod parse;
 mod roundtrip;
 mod run;

@@ -219,7 +219,6 @@ fn commands_not_built_yet_say_so_and_fail() {
         "status",
         "log",
         "show",
-        "hook",
     ] {
         clada(dir.path(), dir.path())
             .args([cmd, "--some-flag", "x"])
