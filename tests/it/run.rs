@@ -677,3 +677,42 @@ fn commands_get_the_environment_without_git_redirections() {
     assert!(!text.contains("GIT_QUARANTINE_PATH"), "{text}");
     assert!(!text.contains("GIT_PREFIX"), "{text}");
 }
+
+#[test]
+fn ctrl_c_during_a_command_kills_it_too() {
+    use std::io::Write as _;
+    let dir = repo(&[("a.txt", "a\n")]);
+    let outside = scratch();
+    let marker = outside.path().join("still-running");
+    let line = format!("sh -c 'sleep 2; touch {}'", marker.display());
+    allow(dir.path(), &line);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"))
+        .args(["apply", "-"])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(run_block(&line).as_bytes())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: sends SIGINT to the child we started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(!marker.exists(), "the command outlived clada");
+    // The lock of the killed apply is stale: the next apply goes ahead.
+    apply(dir.path(), &["-"], &run_block("ls")).success();
+}
