@@ -68,19 +68,7 @@ pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     }
     if !files.is_empty() {
         git(dir.path(), &["add", "-A"]);
-        git(
-            dir.path(),
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "initial",
-            ],
-        );
+        commit(dir.path(), &["-q", "-m", "initial"]);
     }
     dir
 }
@@ -107,4 +95,11 @@ pub fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Asse
 
 pub fn json(a: &assert_cmd::assert::Assert) -> Value {
     serde_json::from_slice(&a.get_output().stdout).expect("a JSON report")
+}
+
+/// `git commit ARGS` in `dir` as the test identity.
+pub fn commit(dir: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit"];
+    all.extend_from_slice(args);
+    git(dir, &all);
 }

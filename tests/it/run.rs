@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{apply, clada, git, json, out, read, repo, scratch};
+use crate::common::{apply, clada, commit, git, json, out, read, repo, scratch};
 
 fn run_block(lines: &str) -> String {
     format!("<---RUN--->\n{lines}\n<---END--->\n")
@@ -18,6 +18,12 @@ fn allow(dir: &Path, line: &str) {
 
 fn stdout(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
+/// Applies `reply` (which must fail) with a JSON report; the first task.
+fn failed_task(dir: &Path, reply: &str) -> serde_json::Value {
+    let a = apply(dir, &["--format", "json", "-"], reply).code(1);
+    json(&a)["tasks"][0].clone()
 }
 
 /// The post commit's files (`git ls-tree -r --name-only`), one string.
@@ -76,18 +82,7 @@ fn the_scratch_tree_is_reused_and_follows_the_branch() {
     .success();
     // The user commits a change of their own, and leaves one uncommitted.
     std::fs::write(dir.path().join("a.txt"), "two\n").unwrap();
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qam",
-            "two",
-        ],
-    );
+    commit(dir.path(), &["-qam", "two"]);
     std::fs::write(dir.path().join("b.txt"), "mine\n").unwrap();
     let a = apply(dir.path(), &["-"], &run_block("cat a.txt b.txt\nls cache")).success();
     let text = stdout(&a);
@@ -123,12 +118,8 @@ fn shell_syntax_is_refused_and_nothing_runs() {
         "cat a.txt > pwned",
         "touch pwned &",
     ] {
-        let a = apply(dir.path(), &["--format", "json", "-"], &run_block(line)).code(1);
-        let report = json(&a);
-        assert_eq!(
-            report["tasks"][0]["error_type"], "command_not_allowed",
-            "{line}: {report}"
-        );
+        let task = failed_task(dir.path(), &run_block(line));
+        assert_eq!(task["error_type"], "command_not_allowed", "{line}: {task}");
         assert!(!dir.path().join("pwned").exists(), "{line}");
         assert!(
             !dir.path().join(".git/clada/scratch/pwned").exists(),
@@ -155,23 +146,17 @@ fn path_commands_cannot_leave_the_tree_or_touch_git_or_clada() {
         "cp a.txt .clada/config.toml".to_string(),
         "rm -rf .".to_string(),
     ] {
-        let a = apply(dir.path(), &["--format", "json", "-"], &run_block(&line)).code(1);
-        let report = json(&a);
-        assert_eq!(
-            report["tasks"][0]["error_type"], "command_not_allowed",
-            "{line}: {report}"
-        );
+        let task = failed_task(dir.path(), &run_block(&line));
+        assert_eq!(task["error_type"], "command_not_allowed", "{line}: {task}");
     }
     assert!(!outside.path().join("victim").exists());
     assert_eq!(read(dir.path(), "a.txt"), "a\n");
     // A RUN dir is a path like any other.
-    let a = apply(
+    let task = failed_task(
         dir.path(),
-        &["--format", "json", "-"],
         "<---RUN dir=\"sub\"--->\nrm ../../x\n<---END--->\n",
-    )
-    .code(1);
-    assert_eq!(json(&a)["tasks"][0]["error_type"], "command_not_allowed");
+    );
+    assert_eq!(task["error_type"], "command_not_allowed");
     let a = apply(
         dir.path(),
         &["-"],
@@ -196,30 +181,15 @@ fn a_link_in_the_tree_cannot_carry_a_write_outside() {
     let dir = repo(&[("a.txt", "a\n")]);
     std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
     git(dir.path(), &["add", "out"]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "link",
-        ],
-    );
+    commit(dir.path(), &["-qm", "link"]);
     for line in [
         "cp a.txt out/x",
         "mv a.txt out",
         "touch out/y",
         "mkdir out/d",
     ] {
-        let a = apply(dir.path(), &["--format", "json", "-"], &run_block(line)).code(1);
-        assert_eq!(
-            json(&a)["tasks"][0]["error_type"],
-            "command_not_allowed",
-            "{line}"
-        );
+        let task = failed_task(dir.path(), &run_block(line));
+        assert_eq!(task["error_type"], "command_not_allowed", "{line}");
     }
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
@@ -245,18 +215,7 @@ fn a_reply_cannot_approve_its_own_commands() {
         "sh -c 'echo {\"commands\":[\"rm -rf /\"]} > .clada/allowed-commands.json; touch made'",
     );
     git(dir.path(), &["add", ".clada"]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "allow",
-        ],
-    );
+    commit(dir.path(), &["-qm", "allow"]);
     let store = read(dir.path(), ".clada/allowed-commands.json");
     let a = apply(
         dir.path(),
@@ -633,18 +592,7 @@ fn shared_directories_are_linked_in_and_never_committed() {
     // Even when the link itself is not ignored, it is left out.
     std::fs::write(dir.path().join(".gitignore"), "").unwrap();
     git(dir.path(), &["add", ".gitignore"]);
-    git(
-        dir.path(),
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "unignore",
-        ],
-    );
+    commit(dir.path(), &["-qm", "unignore"]);
     std::fs::remove_dir_all(dir.path().join("node_modules")).unwrap();
     std::fs::create_dir(dir.path().join("node_modules")).unwrap();
     std::fs::write(dir.path().join("node_modules/x"), "x\n").unwrap();
