@@ -253,6 +253,11 @@ fn run_commands<F: Workspace>(
         Err(e) => return (Err(e.into()), None),
     };
     let dir = dir.map_or("", RepoPath::as_str);
+    // A linked directory could be anywhere: commands run inside the tree.
+    if let Some(link) = crate::run::policy::linked_component(&root, dir, false) {
+        let failure = Failure::from(super::files::FilesError::Symlink { path: link });
+        return (Err(failure), None);
+    }
     if !dir.is_empty() {
         let place = root.join(dir);
         let is_dir = std::fs::symlink_metadata(&place).is_ok_and(|m| m.is_dir());

@@ -30,8 +30,6 @@ pub struct GitWorkspace<'r> {
     head: Result<ObjectId, String>,
     /// `clada.sharedDirs`.
     shared: Vec<String>,
-    /// The tree the scratch working tree was last brought to.
-    synced: Option<ObjectId>,
 }
 
 impl<'r> GitWorkspace<'r> {
@@ -47,7 +45,6 @@ impl<'r> GitWorkspace<'r> {
             scratch: None,
             head,
             shared,
-            synced: None,
         })
     }
 
@@ -100,7 +97,6 @@ impl Workspace for GitWorkspace<'_> {
         let head = self.head.as_ref().map(|id| *id).map_err(String::as_str);
         scratch.sync(tree, head).map_err(Self::store)?;
         self.files.rebase(tree).map_err(Self::store)?;
-        self.synced = Some(tree);
         Ok(scratch.dir().to_path_buf())
     }
 

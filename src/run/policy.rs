@@ -279,7 +279,7 @@ fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
 
 /// The first component of `path` (relative to `root`) that is a symbolic
 /// link on disk; the last one is let through when `last_may_be_link`.
-fn linked_component(root: &Path, path: &str, last_may_be_link: bool) -> Option<String> {
+pub fn linked_component(root: &Path, path: &str, last_may_be_link: bool) -> Option<String> {
     let parts: Vec<&str> = path.split('/').collect();
     let mut on_disk = root.to_path_buf();
     for (i, part) in parts.iter().enumerate() {

@@ -664,3 +664,15 @@ fn ctrl_c_during_a_command_kills_it_too() {
     // The lock of the killed apply is stale: the next apply goes ahead.
     apply(dir.path(), &["-"], &run_block("ls")).success();
 }
+
+#[test]
+fn a_run_dir_through_a_link_is_refused() {
+    let outside = scratch();
+    let dir = repo(&[("a.txt", "a\n")]);
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+    git(dir.path(), &["add", "out"]);
+    commit(dir.path(), &["-qm", "link"]);
+    let task = failed_task(dir.path(), "<---RUN dir=\"out\"--->\nls\n<---END--->\n");
+    assert_eq!(task["error_type"], "symlink_not_allowed", "{task}");
+    assert!(task.get("output").is_none(), "{task}");
+}
