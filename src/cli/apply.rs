@@ -352,6 +352,39 @@ impl Finished {
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    let json = args.format == Some(Format::Json)
+        || (args.format.is_none()
+            && Repository::discover(std::path::Path::new("."))
+                .ok()
+                .flatten()
+                .and_then(|r| r.config_string("clada.format"))
+                .is_some_and(|f| f.trim() == "json"));
+    match apply_or_stop(args) {
+        // An agent that asked for JSON gets JSON even when apply stops
+        // before it has a report; the message still goes to stderr too.
+        Err(e) if json => {
+            write_json(&JsonError {
+                status: "error",
+                exit_code: Outcome::Fatal.exit_code(),
+                message: &e.message,
+                hint: e.hint.as_deref(),
+            })?;
+            Err(e)
+        }
+        other => other,
+    }
+}
+
+/// The JSON document of an apply that stopped before it had a report.
+#[derive(Serialize)]
+struct JsonError<'a> {
+    status: &'static str,
+    exit_code: u8,
+    message: &'a str,
+    hint: Option<&'a str>,
+}
+
+fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
     let mut timings = Timings::default();
     let repo = Repository::discover(std::path::Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?;

@@ -2,7 +2,7 @@
 //! the commits and refs it writes, modes and settings. Per-operation rules
 //! are covered by the data-driven cases in `test-data/apply/`.
 
-use crate::common::{apply, git, git_output, json, out, read, repo, scratch};
+use crate::common::{apply, clada, git, git_output, json, out, read, repo, scratch};
 
 const EDIT: &str = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n";
 
@@ -465,4 +465,31 @@ fn apply_refuses_during_a_merge() {
         .stderr(predicates::str::contains("merge is in progress"));
     assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
     assert!(out(dir.path(), &["status", "--porcelain"]).contains("UU a.txt"));
+}
+
+#[test]
+fn errors_before_the_report_are_json_too_when_json_was_asked_for() {
+    let dir = scratch();
+    let a = clada(dir.path(), dir.path())
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(EDIT)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a git repository"));
+    let doc = json(&a);
+    assert_eq!(doc["status"], "error");
+    assert_eq!(doc["exit_code"], 2);
+    assert!(
+        doc["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a git repository")
+    );
+    assert!(doc["hint"].as_str().unwrap().contains("--no-git"));
+    // From git config as well: a detached HEAD.
+    let dir = repo(&[("a.txt", "old\n")]);
+    git(dir.path(), &["config", "clada.format", "json"]);
+    git(dir.path(), &["checkout", "-q", "--detach"]);
+    let a = apply(dir.path(), &["-"], EDIT).code(2);
+    assert_eq!(json(&a)["status"], "error");
 }
