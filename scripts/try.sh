@@ -40,4 +40,9 @@ echo "==> git clada apply near-miss-reply.md   (a SEARCH that does not match: wh
 git clada apply "$examples/near-miss-reply.md" || echo "(exit status $?)"
 
 echo
+echo "==> git clada apply --verify 'python3 main.py' breaking-reply.md   (the check fails: your branch does not move)"
+git clada apply --verify 'python3 main.py' "$examples/breaking-reply.md" || echo "(exit status $?)"
+git log --oneline --format='%h %s' -1
+
+echo
 echo "Next: 'git clada prompt' prints the guide to give your model; 'git help clada' opens the manual."

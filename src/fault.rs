@@ -31,7 +31,9 @@ pub fn point(point: &str) {
     let _ = point;
 }
 
-/// Every fault point, in the order an apply reaches them.
+/// Every fault point, in the order an apply reaches them. (post-receive
+/// has one more, `hook-locked`, right after it takes the lock: the
+/// concurrency test pauses there.)
 pub const POINTS: &[&str] = &[
     "locked",
     "pre-committed",

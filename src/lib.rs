@@ -16,7 +16,7 @@
 //! The history commands (undo, redo, squash, step-back, step-forward,
 //! status, log, show) read the commits an apply writes through `history`
 //! and move the branch, HEAD and the working tree through `git`
-//! (doc/history.md). `allow` and `hook` say they are not built yet.
+//! (doc/history.md).
 
 pub mod apply;
 pub mod cli;
@@ -25,6 +25,7 @@ pub mod fault;
 pub mod fsmode;
 pub mod git;
 pub mod history;
+pub mod hook;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -165,6 +165,18 @@ pub enum Op {
     },
 }
 
+impl Task {
+    /// Whether running this task runs commands (a RUN, alone or in a
+    /// TASKS block); a skipped task runs nothing.
+    pub fn runs_commands(&self) -> bool {
+        match self {
+            Task::Single(step) => matches!(step.op, Op::Run { .. }),
+            Task::Block { steps, .. } => steps.iter().any(|s| matches!(s.op, Op::Run { .. })),
+            Task::Skipped { .. } => false,
+        }
+    }
+}
+
 impl Op {
     pub fn kind(&self) -> OpKind {
         match self {
@@ -355,6 +367,53 @@ fn plan_step(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Resul
     }
 }
 
+/// Refuses every RUN before anything runs, where commands may not run at
+/// all (a server without `clada.serverRun`). A RUN task, or a TASKS block
+/// holding one, becomes a skipped task with the error type
+/// `command_not_allowed` and `reason`; the other tasks are untouched. The
+/// block is skipped whole, as for an invalid operation inside it: running
+/// its edits without its commands would leave half of a unit.
+pub fn refuse_run(tasks: Vec<Task>, reason: &str) -> Vec<Task> {
+    const TYPE: &str = "command_not_allowed";
+    let is_run = |step: &Step| matches!(step.op, Op::Run { .. });
+    tasks
+        .into_iter()
+        .map(|task| match task {
+            Task::Single(step) if is_run(&step) => Task::Skipped {
+                task: step.task,
+                line: step.line,
+                skip: Skip {
+                    kind: OpKind::Run,
+                    target: match &step.op {
+                        Op::Run { script, .. } => script
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .map(|l| l.trim().to_string()),
+                        _ => None,
+                    },
+                    reasons: vec![(step.line, format!("{TYPE}: {reason}"))],
+                    error_type: Some(TYPE),
+                },
+            },
+            Task::Block { task, line, steps } if steps.iter().any(is_run) => Task::Skipped {
+                task,
+                line,
+                skip: Skip {
+                    kind: OpKind::Tasks,
+                    target: None,
+                    reasons: steps
+                        .iter()
+                        .filter(|s| is_run(s))
+                        .map(|s| (s.line, format!("task {}: {TYPE}: {reason}", s.task)))
+                        .collect(),
+                    error_type: Some(TYPE),
+                },
+            },
+            other => other,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,5 +531,34 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn refused_run_skips_its_task_and_whole_block_only() {
+        let tasks = plan_of(
+            "<---WRITE file=\"a\"--->\nx\n<---END--->\n<---RUN--->\n\nmake\n<---END--->\n<---TASKS--->\n<---WRITE file=\"b\"--->\ny\n<---END--->\n<---RUN--->\nls\n<---END--->\n<---END--->\n<---TASKS--->\n<---WRITE file=\"c\"--->\nz\n<---END--->\n<---END--->\n",
+        );
+        let refused = refuse_run(tasks.clone(), "no commands here");
+        assert_eq!(refused[0], tasks[0]);
+        assert_eq!(refused[3], tasks[3]);
+        let Task::Skipped { skip, line, .. } = &refused[1] else {
+            panic!("{:?}", refused[1])
+        };
+        assert_eq!(
+            (skip.kind, skip.target.as_deref(), skip.error_type, *line),
+            (OpKind::Run, Some("make"), Some("command_not_allowed"), 4)
+        );
+        let Task::Skipped { skip, .. } = &refused[2] else {
+            panic!("{:?}", refused[2])
+        };
+        assert_eq!(
+            (
+                skip.kind,
+                skip.error_type,
+                skip.reasons.len(),
+                skip.reasons[0].0
+            ),
+            (OpKind::Tasks, Some("command_not_allowed"), 1, 12)
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::fsmode::{is_executable, set_executable};
 use crate::plan::RepoPath;
 
-use super::files::{FileData, Files, FilesError};
+use super::files::{FileData, Files, FilesError, Workspace};
 
 pub struct DirFiles {
     root: PathBuf,
@@ -182,5 +182,16 @@ impl Files for DirFiles {
             let _ = std::fs::remove_dir(dir);
         }
         Ok(())
+    }
+}
+/// Commands run in place: the directory is the state. What they change
+/// is not tracked, so a failed TASKS block cannot undo it (doc/run.md).
+impl Workspace for DirFiles {
+    fn materialize(&mut self) -> Result<PathBuf, FilesError> {
+        Ok(self.root.clone())
+    }
+
+    fn absorb(&mut self) -> Result<Vec<String>, FilesError> {
+        Ok(Vec::new())
     }
 }

@@ -8,8 +8,9 @@
 use crate::csl::OpKind;
 use crate::plan::{Op, RepoPath, Step, Task};
 use crate::report::{Status, TaskReport};
+use crate::run::Runner;
 
-use super::files::{FileData, Files};
+use super::files::{FileData, Files, Workspace};
 use super::search::{MatchMode, Search, SearchError, search};
 use super::write::{Write, write};
 
@@ -37,17 +38,20 @@ impl Default for ExecOptions {
 }
 
 /// Runs every task in order; `on_task` sees each report as it finishes.
-pub fn execute<F: Files>(
+pub fn execute<F: Workspace>(
     tasks: &[Task],
     files: &mut F,
     options: &ExecOptions,
+    runner: &mut Runner<'_>,
     mut on_task: impl FnMut(&TaskReport),
 ) -> Vec<TaskReport> {
     let mut reports = Vec::with_capacity(tasks.len());
     for task in tasks {
         let report = match task {
-            Task::Single(step) => run_step(step, files, options),
-            Task::Block { task, line, steps } => run_block(*task, *line, steps, files, options),
+            Task::Single(step) => run_step(step, files, options, runner),
+            Task::Block { task, line, steps } => {
+                run_block(*task, *line, steps, files, options, runner)
+            }
             Task::Skipped { task, line, skip } => TaskReport {
                 task: *task,
                 op: skip.kind,
@@ -63,6 +67,7 @@ pub fn execute<F: Files>(
                     .join("; "),
                 details: Vec::new(),
                 operations: Vec::new(),
+                output: None,
             },
         };
         on_task(&report);
@@ -71,12 +76,13 @@ pub fn execute<F: Files>(
     reports
 }
 
-fn run_block<F: Files>(
+fn run_block<F: Workspace>(
     task: crate::csl::TaskId,
     line: u32,
     steps: &[Step],
     files: &mut F,
     options: &ExecOptions,
+    runner: &mut Runner<'_>,
 ) -> TaskReport {
     let checkpoint = files.checkpoint();
     let mut operations = Vec::with_capacity(steps.len());
@@ -92,7 +98,7 @@ fn run_block<F: Files>(
             });
             continue;
         }
-        let report = run_step(step, files, options);
+        let report = run_step(step, files, options, runner);
         if report.status != Status::Success {
             failed = Some(step.task);
         }
@@ -130,6 +136,7 @@ fn run_block<F: Files>(
         message,
         details,
         operations,
+        output: None,
     }
 }
 
@@ -152,11 +159,17 @@ fn bare(step: &Step) -> TaskReport {
         message: String::new(),
         details: Vec::new(),
         operations: Vec::new(),
+        output: None,
     }
 }
 
-fn run_step<F: Files>(step: &Step, files: &mut F, options: &ExecOptions) -> TaskReport {
-    let report = bare(step);
+fn run_step<F: Workspace>(
+    step: &Step,
+    files: &mut F,
+    options: &ExecOptions,
+    runner: &mut Runner<'_>,
+) -> TaskReport {
+    let mut report = bare(step);
     let outcome = match &step.op {
         Op::Write {
             path,
@@ -179,15 +192,12 @@ fn run_step<F: Files>(step: &Step, files: &mut F, options: &ExecOptions) -> Task
             };
             run_search(files, path, &s, options)
         }
-        Op::Run { .. } => Err(Failure {
-            error_type: Some("exec_failed"),
-            message: "not available yet: RUN is not built in this version; nothing was run"
-                .to_string(),
-            details: vec![
-                "apply the edits now and run the command yourself, or wait for RUN support"
-                    .to_string(),
-            ],
-        }),
+        Op::Run { dir, script } => {
+            let label = format!("task-{}:exec", step.task);
+            let (outcome, output) = run_commands(files, runner, &label, dir.as_ref(), script);
+            report.output = output;
+            outcome
+        }
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -227,6 +237,88 @@ impl From<super::files::FilesError> for Failure {
 }
 
 type Outcome = Result<(String, Vec<String>), Failure>;
+
+/// A RUN: the files made real, the commands run, what they changed taken
+/// back in (even after a failure: a standalone RUN keeps what it did; a
+/// TASKS block rolls it back). Returns the outcome and the output.
+fn run_commands<F: Workspace>(
+    files: &mut F,
+    runner: &mut Runner<'_>,
+    label: &str,
+    dir: Option<&RepoPath>,
+    script: &str,
+) -> (Outcome, Option<String>) {
+    let root = match files.materialize() {
+        Ok(root) => root,
+        Err(e) => return (Err(e.into()), None),
+    };
+    let dir = dir.map_or("", RepoPath::as_str);
+    // A linked directory could be anywhere: commands run inside the tree.
+    if let Some(link) = crate::run::policy::linked_component(&root, dir, false) {
+        let failure = Failure::from(super::files::FilesError::Symlink { path: link });
+        return (Err(failure), None);
+    }
+    if !dir.is_empty() {
+        let place = root.join(dir);
+        let is_dir = std::fs::symlink_metadata(&place).is_ok_and(|m| m.is_dir());
+        if !is_dir {
+            let failure = Failure {
+                error_type: Some("file_not_found"),
+                message: format!("the directory {dir} does not exist; nothing was run"),
+                details: vec![
+                    "name an existing directory (relative to the repository root) in dir=, or create it first"
+                        .to_string(),
+                ],
+            };
+            return (Err(failure), None);
+        }
+    }
+    let ran = runner.run_script(label, script, &root, dir);
+    let output = (ran.ran > 0).then(|| ran.output.clone());
+    let changed = match files.absorb() {
+        Ok(changed) => changed,
+        Err(e) => return (Err(e.into()), output),
+    };
+    let mut details = Vec::new();
+    if !changed.is_empty() {
+        details.push(format!("changed: {}", list(&changed)));
+    }
+    if ran.truncated {
+        details.push("output truncated at --max-output".to_string());
+    }
+    match ran.failure {
+        None => (
+            Ok((format!("ran {}", plural(ran.ran, "command")), details)),
+            output,
+        ),
+        Some(f) => {
+            details.splice(0..0, f.details);
+            (
+                Err(Failure {
+                    error_type: Some(f.error_type),
+                    message: f.message,
+                    details,
+                }),
+                output,
+            )
+        }
+    }
+}
+
+/// `a, b, c` — at most 20 names, then how many more.
+fn list(paths: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut text = paths
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
+}
 
 /// Lines of `text`: one per line end, plus a last line without one.
 fn lines_in(text: &str) -> usize {

@@ -32,6 +32,10 @@ pub enum FilesError {
         "protected_path: {path} exists but git ignores it; clada does not overwrite ignored files (they are often secrets or build output)"
     )]
     Ignored { path: String },
+    #[error(
+        "protected_path: the command changed {path}; .clada holds the project's own policy and a reply cannot change it, so nothing the command changed was kept"
+    )]
+    CommandChangedPolicy { path: String },
     #[error("permission_denied: {path}: {message}")]
     Denied { path: String, message: String },
     #[error("git_operation_failed: {0}")]
@@ -59,6 +63,10 @@ impl FilesError {
                 "choose another path; if the file must change, the user edits it by hand"
                     .to_string(),
             ),
+            FilesError::CommandChangedPolicy { .. } => Some(
+                "leave .clada alone; the user changes it with git clada allow or by hand"
+                    .to_string(),
+            ),
             FilesError::Denied { .. } | FilesError::Store(_) => None,
         }
     }
@@ -70,7 +78,9 @@ impl FilesError {
             FilesError::IsDirectory { .. }
             | FilesError::ParentIsFile { .. }
             | FilesError::Submodule { .. } => "file_not_found",
-            FilesError::Ignored { .. } => "protected_path",
+            FilesError::Ignored { .. } | FilesError::CommandChangedPolicy { .. } => {
+                "protected_path"
+            }
             FilesError::Denied { .. } => "permission_denied",
             FilesError::Store(_) => "git_operation_failed",
         }
@@ -96,4 +106,16 @@ pub trait Files {
 
     /// Undoes every write since `checkpoint` was taken.
     fn rollback(&mut self, checkpoint: Self::Checkpoint) -> Result<(), FilesError>;
+}
+
+/// A store in which commands can run: its state is made real on disk
+/// before a command, and what the command changed is taken in after it.
+pub trait Workspace: Files {
+    /// Makes the current state real on disk; returns the directory that
+    /// stands for the repository root.
+    fn materialize(&mut self) -> Result<std::path::PathBuf, FilesError>;
+
+    /// Takes in what commands changed on disk since `materialize`; returns
+    /// the paths that changed, in order.
+    fn absorb(&mut self) -> Result<Vec<String>, FilesError>;
 }

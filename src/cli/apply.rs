@@ -20,12 +20,16 @@ use crate::csl::{self, Diagnostic, Reply, Severity};
 use crate::fault;
 use crate::git::commit::{Identity, UpdateError};
 use crate::git::snapshot::Snapshot;
+use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{Head, ObjectId, Repository};
-use crate::plan::plan;
-use crate::report::{Status, Tally, TaskReport, text::task_lines};
+use crate::plan::{Task, plan, refuse_run};
+use crate::report::text::{task_lines, task_lines_with_output};
+use crate::report::{Status, Tally, TaskReport};
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 
-use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration};
+use super::commands::{self, RunFlags, RunSettings, Verified};
+use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration, size_arg};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
@@ -76,7 +80,7 @@ pub enum MatchArg {
 /// not a repository or lock timeout, 3 the branch moved during the apply.
 /// Every option can also be set with `git config clada.<name>` (camelCase)
 /// or in the repository's .clada/config.toml.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct ApplyArgs {
     /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
     #[arg(value_name = "FILE|-", conflicts_with_all = ["from_commit", "from_note"])]
@@ -138,6 +142,22 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub allow_escape: bool,
 
+    /// Kill a RUN command (with every process it started) after this long [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub timeout: Option<Duration>,
+
+    /// Stop running commands once the whole apply has taken this long [default: none]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub total_timeout: Option<Duration>,
+
+    /// Output kept per RUN task; the rest is dropped, the command goes on [default: 10MB]
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub max_output: Option<usize>,
+
+    /// Run CMD (your own, trusted) on the result; if it fails the branch is not moved
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
+
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub start_delimiter: Option<String>,
@@ -156,6 +176,7 @@ struct Settings {
     atomic: bool,
     author: Identity,
     exec: ExecOptions,
+    run: RunSettings,
 }
 
 fn flag(on: bool) -> Option<bool> {
@@ -205,21 +226,19 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         },
         "exact or whitespace",
     )?;
-    let author = match layers.get(
-        args.git_author.clone(),
-        "gitAuthor",
-        |s| Some(s.to_string()),
-        "",
-    )? {
-        None => Identity::default(),
-        Some(text) => Identity::parse(&text).ok_or_else(|| {
-            CliError::new(format!(
-                "git author {text:?} is not of the form 'Name <email>'"
-            ))
-        })?,
-    };
+    let author = author(args.git_author.clone(), layers)?;
     let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
+    let run = commands::resolve(
+        RunFlags {
+            timeout: args.timeout,
+            total_timeout: args.total_timeout,
+            max_output: args.max_output,
+            verify: args.verify.clone(),
+        },
+        layers,
+    )?;
     Ok(Settings {
+        run,
         format: format.unwrap_or(Format::Text),
         output_mode: output_mode.unwrap_or(OutputMode::Stream),
         error_detail,
@@ -244,6 +263,19 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
     })
 }
 
+/// Who clada's commits are by: `flag`, else `clada.gitAuthor`, else
+/// `clada <clada@localhost>`.
+pub(crate) fn author(flag: Option<String>, layers: &Layers<'_>) -> Result<Identity, CliError> {
+    match layers.get(flag, "gitAuthor", |s| Some(s.to_string()), "")? {
+        None => Ok(Identity::default()),
+        Some(text) => Identity::parse(&text).ok_or_else(|| {
+            CliError::new(format!(
+                "git author {text:?} is not of the form 'Name <email>'"
+            ))
+        }),
+    }
+}
+
 /// The JSON report (doc/report.md).
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -260,6 +292,7 @@ struct JsonReport<'a> {
     diagnostics: &'a [Diagnostic],
     worktree: JsonWorktree,
     diff: Option<String>,
+    verify: Option<&'a Verified>,
 }
 
 #[derive(Serialize, Default)]
@@ -287,6 +320,7 @@ struct Finished {
     rejected_ref: Option<String>,
     worktree: WorktreeUpdate,
     diff: Option<String>,
+    verify: Option<Verified>,
 }
 
 impl Finished {
@@ -312,11 +346,45 @@ impl Finished {
             rejected_ref: None,
             worktree: WorktreeUpdate::default(),
             diff: None,
+            verify: None,
         }
     }
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    let json = args.format == Some(Format::Json)
+        || (args.format.is_none()
+            && Repository::discover(std::path::Path::new("."))
+                .ok()
+                .flatten()
+                .and_then(|r| r.config_string("clada.format"))
+                .is_some_and(|f| f.trim() == "json"));
+    match apply_or_stop(args) {
+        // An agent that asked for JSON gets JSON even when apply stops
+        // before it has a report; the message still goes to stderr too.
+        Err(e) if json => {
+            write_json(&JsonError {
+                status: "error",
+                exit_code: Outcome::Fatal.exit_code(),
+                message: &e.message,
+                hint: e.hint.as_deref(),
+            })?;
+            Err(e)
+        }
+        other => other,
+    }
+}
+
+/// The JSON document of an apply that stopped before it had a report.
+#[derive(Serialize)]
+struct JsonError<'a> {
+    status: &'static str,
+    exit_code: u8,
+    message: &'a str,
+    hint: Option<&'a str>,
+}
+
+fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
     let mut timings = Timings::default();
     let repo = Repository::discover(std::path::Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?;
@@ -395,17 +463,77 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Head::Branch { commit, .. } => commit,
         Head::Detached(_) => base,
     };
-    if early.dry_run {
+    // Commands run in the scratch working tree, which reads objects from
+    // disk: a dry run that runs commands writes its (unreferenced) objects
+    // there; any other dry run keeps them in memory.
+    if early.dry_run && !reply.has_run() && !verifies(&args, &repo) {
         repo.keep_objects_in_memory();
     }
+    let target = Target {
+        branch: &branch,
+        base,
+        worktree: true,
+        refuse_run: None,
+    };
+    let applied = apply_to(&repo, &args, &input, &reply, &target, &mut timings)?;
+    write_stdout(|w| w.write_all(&applied.report))?;
+    Ok(applied.outcome)
+}
+
+/// Where an apply lands, and what it may touch.
+pub(crate) struct Target<'a> {
+    /// The branch to advance (full ref name).
+    pub branch: &'a str,
+    /// Its commit, read under the lock (`None`: unborn).
+    pub base: Option<ObjectId>,
+    /// Whether the branch is checked out in this repository's working tree,
+    /// to be snapshot as `pre` first and updated afterwards. `false` in a
+    /// bare repository: `pre` is then the base itself.
+    pub worktree: bool,
+    /// Refuse every RUN before anything runs, for this reason (a server
+    /// without `clada.serverRun`).
+    pub refuse_run: Option<&'a str>,
+}
+
+/// What [`apply_to`] did.
+pub(crate) struct Applied {
+    pub outcome: Outcome,
+    /// The report's `status` (doc/report.md).
+    pub status: &'static str,
+    /// The post commit, if one was made (on the branch only for `success`
+    /// and `failed`).
+    pub post: Option<ObjectId>,
+    /// The report as `render` writes it (streamed task lines excepted).
+    pub report: Vec<u8>,
+}
+
+/// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
+/// snapshot (with a working tree), operations in memory, post commit, note,
+/// compare-and-swap of `target.branch`, working tree update.
+pub(crate) fn apply_to(
+    repo: &Repository,
+    args: &ApplyArgs,
+    input: &ReplyInput,
+    reply: &Reply<'_>,
+    target: &Target<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base).map_err(git_err)?;
-    let snapshot = repo.snapshot(base_tree).map_err(git_err)?;
+    let snapshot = if target.worktree {
+        repo.snapshot(base_tree).map_err(git_err)?
+    } else {
+        Snapshot {
+            tree: base_tree,
+            paths: Vec::new(),
+        }
+    };
     timings.mark("snapshot (status)");
     let team = repo
         .file_in_tree(snapshot.tree, TEAM_CONFIG)
         .map_err(git_err)?;
-    let layers = Layers::new(Some(&repo)).with_team(team.as_deref())?;
-    let settings = resolve(&args, &layers)?;
+    let layers = Layers::new(Some(repo)).with_team(team.as_deref())?;
+    let settings = resolve(args, &layers)?;
 
     let pre = if snapshot.tree == base_tree {
         base
@@ -422,18 +550,63 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         Some(pre)
     };
 
-    let tasks = plan(&reply, false);
-    let mut files = repo.files(snapshot.tree).map_err(git_err)?;
+    let mut tasks = plan(reply, false);
+    if let Some(reason) = target.refuse_run {
+        tasks = refuse_run(tasks, reason);
+    }
+    let has_run = tasks.iter().any(Task::runs_commands);
+    // Approvals come from the state before the apply, never from the
+    // reply; a malformed store matters only to a reply that runs commands.
+    let approvals = match repo
+        .file_in_tree(snapshot.tree, ALLOWED_COMMANDS)
+        .map_err(git_err)?
+    {
+        Some(bytes) if has_run => Approvals::parse(&bytes).map_err(|e| {
+            CliError::new(e).hint(format!(
+                "fix {ALLOWED_COMMANDS} (git clada allow --list reads it), then apply again"
+            ))
+        })?,
+        _ => Approvals::default(),
+    };
+    let head = pre.ok_or_else(|| branch.to_string());
+    let mut files = GitWorkspace::new(repo, snapshot.tree, head, settings.run.shared_dirs.clone())
+        .map_err(git_err)?;
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
-    print_warnings(&reply, settings.format);
-    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+    // Streamed, warnings come first on stdout; otherwise they head the
+    // report (a server's result note holds them that way).
+    let warnings = warning_lines(reply, settings.format);
+    if streaming && !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
+    let mut runner = commands::runner(&settings.run, approvals, timings.start, streaming);
+    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
         }
     });
+    if let Some(workdir) = repo.workdir() {
+        commands::record_always(workdir, &runner.always)?;
+    }
     let tally = Tally::of(&reports);
-    let changed = files.changed().map_err(git_err)?;
-    let post_tree = files.write_tree(&changed).map_err(git_err)?;
+    let post_tree = files.write_tree().map_err(git_err)?;
+    let changed = repo
+        .tree_changes(snapshot.tree, post_tree)
+        .map_err(git_err)?;
+    // Verification is of a change: with nothing changed there is nothing
+    // to accept or reject.
+    // Verification is the user's own command: never on a server that
+    // refuses commands (the team file there comes from whoever pushed).
+    let verify = settings
+        .run
+        .verify
+        .as_ref()
+        .filter(|_| target.refuse_run.is_none());
+    let verified = match verify {
+        Some(command) if !changed.is_empty() => {
+            Some(commands::verify(command, &mut files, &mut runner))
+        }
+        _ => None,
+    };
     timings.mark("pre commit, operations, post tree");
 
     let mut out = if changed.is_empty() {
@@ -452,30 +625,38 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
             .map(|(p, _)| p.clone())
             .chain(changed.iter().map(|c| c.path.clone()))
             .collect();
-        let diff = unified_diff(&repo, base_tree, post_tree, &paths)?;
-        let mut o = Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})"));
+        let diff = unified_diff(repo, base_tree, post_tree, &paths)?;
+        let mut o = match &verified {
+            Some(v) if !v.passed => Finished::new(
+                "failed",
+                Outcome::Failed,
+                format!("dry run: nothing was changed; {} ({tally})", v.message),
+            ),
+            _ => Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})")),
+        };
         o.diff = Some(diff);
         o
     } else {
         commit_and_advance(
-            &repo,
+            repo,
             &settings,
-            &input,
+            input,
             &reports,
             tally,
-            &branch,
-            base,
+            target,
             pre,
             post_tree,
             &snapshot,
             changed,
-            &mut timings,
+            verified.as_ref(),
+            timings,
         )?
     };
+    out.verify = verified;
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")
-            .unwrap_or(&branch)
+            .unwrap_or(branch)
             .to_string(),
     );
     out.base = base;
@@ -488,16 +669,40 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     if settings.error_detail == ErrorDetail::Debug {
         timings.print();
     }
+    let mut report = if streaming {
+        Vec::new()
+    } else {
+        warnings.into_bytes()
+    };
     render(
-        &repo_short(&repo),
+        &mut report,
+        &repo_short(repo),
         &settings,
-        &reply,
+        reply,
         &reports,
         tally,
         &out,
         streaming,
-    )?;
-    Ok(out.outcome)
+    )
+    .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    Ok(Applied {
+        outcome: out.outcome,
+        status: out.status,
+        post: out.post,
+        report,
+    })
+}
+
+/// Whether a `--verify` command is set anywhere (flag, git config, or the
+/// team file as it is in the working tree now).
+fn verifies(args: &ApplyArgs, repo: &Repository) -> bool {
+    let team = repo
+        .workdir()
+        .and_then(|w| std::fs::read(w.join(TEAM_CONFIG)).ok());
+    Layers::new(Some(repo))
+        .with_team(team.as_deref())
+        .and_then(|layers| resolve(args, &layers))
+        .is_ok_and(|s| s.run.verify.is_some())
 }
 
 fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {
@@ -509,7 +714,7 @@ fn git_err(e: crate::git::GitError) -> CliError {
 }
 
 /// Phase timings for `--error-detail debug`, printed on stderr.
-struct Timings {
+pub(crate) struct Timings {
     start: std::time::Instant,
     last: std::time::Instant,
     phases: Vec<(&'static str, Duration)>,
@@ -527,7 +732,7 @@ impl Default for Timings {
 }
 
 impl Timings {
-    fn mark(&mut self, phase: &'static str) {
+    pub(crate) fn mark(&mut self, phase: &'static str) {
         let now = std::time::Instant::now();
         self.phases.push((phase, now - self.last));
         self.last = now;
@@ -583,14 +788,15 @@ fn commit_and_advance(
     input: &ReplyInput,
     reports: &[TaskReport],
     tally: Tally,
-    branch: &str,
-    base: Option<ObjectId>,
+    target: &Target<'_>,
     pre: Option<ObjectId>,
     post_tree: ObjectId,
     snapshot: &Snapshot,
     changed: Vec<crate::git::tree::Changed>,
+    verified: Option<&Verified>,
     timings: &mut Timings,
 ) -> Result<Finished, CliError> {
+    let (branch, base) = (target.branch, target.base);
     let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
     let message = post_message(reports, tally, reply_blob);
     let post = repo
@@ -603,20 +809,22 @@ fn commit_and_advance(
         .map_err(git_err)?;
     fault::point("post-committed");
     timings.mark("post commit");
-    if settings.atomic && !tally.all_succeeded() {
+    let refused = match verified {
+        Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
+        _ if settings.atomic && !tally.all_succeeded() => {
+            Some("a task failed and --atomic is set".to_string())
+        }
+        _ => None,
+    };
+    if let Some(why) = refused {
         let name = next_rejected(repo)?;
-        repo.create_ref(
-            &settings.author,
-            &name,
-            post,
-            "clada: rejected apply (--atomic)",
-        )
-        .map_err(git_err)?;
+        repo.create_ref(&settings.author, &name, post, "clada: rejected apply")
+            .map_err(git_err)?;
         let mut o = Finished::new(
             "rejected",
             Outcome::Failed,
             format!(
-                "not applied: a task failed and --atomic is set; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
+                "not applied: {why}; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
             ),
         );
         o.rejected_ref = Some(name);
@@ -632,7 +840,10 @@ fn commit_and_advance(
         snapshot: snapshot.paths.clone(),
         changed,
     };
-    repo.record_update(&plan).map_err(git_err)?;
+    // Without a working tree there is nothing to journal.
+    if target.worktree {
+        repo.record_update(&plan).map_err(git_err)?;
+    }
     fault::point("journal-written");
     let summary = message.lines().next().unwrap_or_default().to_string();
     let moved = repo.advance_branch(
@@ -642,7 +853,7 @@ fn commit_and_advance(
         post,
         &format!("clada: {summary}"),
     );
-    if moved.is_err() {
+    if moved.is_err() && target.worktree {
         repo.drop_pending_update().map_err(git_err)?;
     }
     match moved {
@@ -673,6 +884,7 @@ fn commit_and_advance(
     // reason to stop without a report. The journal stays, so the next
     // apply tries to finish the update.
     let worktree = match repo.update_worktree(&plan) {
+        _ if !target.worktree => WorktreeUpdate::default(),
         Ok(done) => done,
         Err(e) => WorktreeUpdate {
             written: Vec::new(),
@@ -714,7 +926,9 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
         if t.status == Status::Success
             && let Some(target) = &t.target
         {
-            let verb = if t.message.starts_with("created") {
+            let verb = if t.op == csl::OpKind::Run {
+                "run"
+            } else if t.message.starts_with("created") {
                 "create"
             } else if t.message.starts_with("replaced") {
                 "edit"
@@ -818,7 +1032,7 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
     ReplyInput::read(args.input.as_deref())
 }
 
-fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
+pub(crate) fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
     match input.too_large {
         Some(size) => Reply {
             source: "".into(),
@@ -856,6 +1070,7 @@ fn finish_fatal(reply: &Reply<'_>, origin: &str, format: Format) -> Result<Outco
                 diagnostics: &reply.diagnostics,
                 worktree: JsonWorktree::default(),
                 diff: None,
+                verify: None,
             };
             write_json(&report)?;
         }
@@ -883,21 +1098,28 @@ fn write_json(value: &impl Serialize) -> Result<(), CliError> {
 }
 
 fn print_warnings(reply: &Reply<'_>, format: Format) {
-    if format != Format::Text {
-        return;
+    let warnings = warning_lines(reply, format);
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
     }
-    let warnings: Vec<String> = reply
+}
+
+/// The text report's warning lines (none in JSON, which lists diagnostics).
+fn warning_lines(reply: &Reply<'_>, format: Format) -> String {
+    if format != Format::Text {
+        return String::new();
+    }
+    reply
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Warning)
         .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
-        .collect();
-    if !warnings.is_empty() {
-        let _ = write_stdout(|out| out.write_all(warnings.concat().as_bytes()));
-    }
+        .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render(
+    w: &mut dyn std::io::Write,
     short: &impl Fn(ObjectId) -> String,
     settings: &Settings,
     reply: &Reply<'_>,
@@ -905,7 +1127,7 @@ fn render(
     tally: Tally,
     out: &Finished,
     streamed: bool,
-) -> Result<(), CliError> {
+) -> std::io::Result<()> {
     let worktree = JsonWorktree {
         written: out.worktree.written.clone(),
         kept: out
@@ -933,36 +1155,48 @@ fn render(
             diagnostics: &reply.diagnostics,
             worktree,
             diff: out.diff.clone(),
+            verify: out.verify.as_ref(),
         };
-        return write_json(&report);
+        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
+        return w.write_all(b"\n");
     }
-    write_stdout(|w| {
+    if !streamed && settings.output_mode == OutputMode::Buffer {
+        for t in reports {
+            w.write_all(task_lines_with_output(t).as_bytes())?;
+        }
+    }
+    if let Some(v) = &out.verify {
         if !streamed && settings.output_mode == OutputMode::Buffer {
-            for t in reports {
-                w.write_all(task_lines(t).as_bytes())?;
+            for line in v.output.lines() {
+                writeln!(w, "[verify] {line}")?;
             }
         }
-        for kept in &worktree.kept {
-            writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+        let status = if v.passed { "PASSED" } else { "FAILED" };
+        writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
+        for detail in &v.details {
+            writeln!(w, "    {detail}")?;
         }
-        if let Some(diff) = &out.diff {
-            w.write_all(diff.as_bytes())?;
+    }
+    for kept in &worktree.kept {
+        writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+    }
+    if let Some(diff) = &out.diff {
+        w.write_all(diff.as_bytes())?;
+    }
+    let ids = match (out.pre, out.post) {
+        (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
+            let pre = out
+                .pre
+                .map_or_else(|| "none (clean tree)".to_string(), short);
+            format!(
+                " on {}: pre {pre}, post {}",
+                out.branch.as_deref().unwrap_or("?"),
+                short(post)
+            )
         }
-        let ids = match (out.pre, out.post) {
-            (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
-                let pre = out
-                    .pre
-                    .map_or_else(|| "none (clean tree)".to_string(), short);
-                format!(
-                    " on {}: pre {pre}, post {}",
-                    out.branch.as_deref().unwrap_or("?"),
-                    short(post)
-                )
-            }
-            _ => String::new(),
-        };
-        writeln!(w, "clada: {}{ids}", out.message)
-    })
+        _ => String::new(),
+    };
+    writeln!(w, "clada: {}{ids}", out.message)
 }
 
 /// `--no-git`: edit the current directory in place.
@@ -971,6 +1205,7 @@ fn run_no_git(
     repo: Option<&Repository>,
     delims: &csl::Delimiters,
 ) -> Result<Outcome, CliError> {
+    let started = std::time::Instant::now();
     if args.from_commit.is_some() || args.from_note.is_some() {
         return Err(CliError::new(
             "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
@@ -995,18 +1230,33 @@ fn run_no_git(
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
     let mut files = DirFiles::new(&root);
     let tasks = plan(&reply, allow_escape);
+    let approvals = if tasks.iter().any(Task::runs_commands) {
+        Approvals::load(&root).map_err(|e| {
+            CliError::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again"))
+        })?
+    } else {
+        Approvals::default()
+    };
     let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    let mut runner = commands::runner(&settings.run, approvals, started, streaming);
     print_warnings(&reply, settings.format);
     // --atomic: one checkpoint around everything, undone if any task fails.
     let whole = settings.atomic.then(|| files.checkpoint());
-    let reports = execute(&tasks, &mut files, &settings.exec, |t| {
+    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
         if streaming {
             let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
         }
     });
+    commands::record_always(&root, &runner.always)?;
     let tally = Tally::of(&reports);
-    let out = match whole {
-        Some(checkpoint) if !tally.all_succeeded() => {
+    let verified = settings
+        .run
+        .verify
+        .as_ref()
+        .map(|command| commands::verify(command, &mut files, &mut runner));
+    let verify_failed = verified.as_ref().is_some_and(|v| !v.passed);
+    let mut out = match whole {
+        Some(checkpoint) if !tally.all_succeeded() || verify_failed => {
             files.rollback(checkpoint).map_err(|e| {
                 CliError::new(format!(
                     "--atomic: a task failed and undoing the others failed too: {e}"
@@ -1016,7 +1266,7 @@ fn run_no_git(
                 "rejected",
                 Outcome::Failed,
                 format!(
-                    "not applied: a task failed and --atomic is set; every change was undone ({tally})"
+                    "not applied: a task or the verification failed and --atomic is set; every file change was undone ({tally})"
                 ),
             )
         }
@@ -1024,21 +1274,36 @@ fn run_no_git(
             if let Some(checkpoint) = whole {
                 files.keep(checkpoint);
             }
-            Finished::by_tally(
-                tally,
-                format!("applied in {} without git ({tally})", root.display()),
-            )
+            match &verified {
+                Some(v) if !v.passed => Finished::new(
+                    "failed",
+                    Outcome::Failed,
+                    format!(
+                        "{}; without git the changes stay in {} ({tally})",
+                        v.message,
+                        root.display()
+                    ),
+                ),
+                _ => Finished::by_tally(
+                    tally,
+                    format!("applied in {} without git ({tally})", root.display()),
+                ),
+            }
         }
     };
+    out.verify = verified;
     let outcome = out.outcome;
-    render(
-        &|id: ObjectId| id.to_string(),
-        &settings,
-        &reply,
-        &reports,
-        tally,
-        &out,
-        streaming,
-    )?;
+    write_stdout(|w| {
+        render(
+            w,
+            &|id: ObjectId| id.to_string(),
+            &settings,
+            &reply,
+            &reports,
+            tally,
+            &out,
+            streaming,
+        )
+    })?;
     Ok(outcome)
 }

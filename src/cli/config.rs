@@ -77,6 +77,36 @@ impl<'r> Layers<'r> {
         }
     }
 
+    /// A list setting: a TOML array of strings in the team file, or one
+    /// string of items separated by commas or spaces anywhere.
+    pub fn get_list(&self, name: &str) -> Result<Vec<String>, CliError> {
+        if self
+            .repo
+            .and_then(|r| r.config_string(&format!("clada.{name}")))
+            .is_none()
+            && let Some(toml::Value::Array(items)) = self.team.as_ref().and_then(|t| t.get(name))
+        {
+            return items
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s.clone()),
+                    other => Err(CliError::new(format!(
+                        "{TEAM_CONFIG} key {name}: {other} is not a string"
+                    ))),
+                })
+                .collect();
+        }
+        Ok(self
+            .raw(name)
+            .map(|(raw, _)| {
+                raw.split([',', ' '])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
     /// `flag` if given, else the configured value parsed with `parse`.
     pub fn get<T>(
         &self,
@@ -115,6 +145,31 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(secs).ok()
 }
 
+/// `10MB`, `512KiB`, `2M`, or a number of bytes. Decimal and binary
+/// units both mean powers of 1024, as people use them for output sizes.
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, ""),
+    };
+    let n: f64 = number.parse().ok()?;
+    let factor = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = n * factor;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
+}
+
+/// clap value parser for sizes.
+pub fn size_arg(s: &str) -> Result<usize, String> {
+    parse_size(s).ok_or_else(|| format!("{s:?} is not a size (like 10MB, 512KB, 4096)"))
+}
+
 /// clap value parser for durations.
 pub fn duration_arg(s: &str) -> Result<Duration, String> {
     parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (like 10s, 500ms, 2m)"))
@@ -123,6 +178,16 @@ pub fn duration_arg(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("10MB"), Some(10 << 20));
+        assert_eq!(parse_size("512 KiB"), Some(512 << 10));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("1.5k"), Some(1536));
+        assert_eq!(parse_size("ten"), None);
+        assert_eq!(parse_size("3 parsecs"), None);
+    }
 
     #[test]
     fn durations() {

@@ -5,12 +5,14 @@
 //! returning an [`Outcome`] or a [`CliError`]. Nothing here parses CSL or
 //! touches gix directly: it calls `csl` and `git`.
 
+mod allow;
 mod apply;
+mod commands;
 mod config;
 mod guard;
+mod hook;
 mod input;
 mod log;
-mod not_built;
 mod parse;
 mod prompt;
 mod settings;
@@ -61,10 +63,19 @@ pub enum Command {
     Status(status::StatusArgs),
     Log(log::LogArgs),
     Show(log::ShowArgs),
-    /// Approve a command line for RUN (not built yet)
-    Allow(not_built::NotBuiltArgs),
-    /// Install, remove or run git hooks (not built yet)
-    Hook(not_built::NotBuiltArgs),
+    /// Approve a command line for RUN, list or remove approvals
+    Allow(allow::AllowArgs),
+    /// Install, remove or run clada's git hooks
+    ///
+    /// `install` puts the client hook (post-commit: apply the CSL written in
+    /// a commit message) or, with --server, the server hooks (pre-receive:
+    /// reject pushed inbox notes with fatal CSL errors; post-receive: apply
+    /// new inbox notes to the branches they are on, results in
+    /// refs/notes/clada-results) into the hooks directory, core.hooksPath
+    /// honoured. A hook that is not clada's is never overwritten without
+    /// --chain or --force. git runs the other subcommands through the
+    /// installed shims.
+    Hook(hook::HookArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -129,8 +140,8 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run_status(args),
         Command::Log(args) => log::run_log(args),
         Command::Show(args) => log::run_show(args),
-        Command::Allow(_) => not_built::run_not_built("allow", 4),
-        Command::Hook(_) => not_built::run_not_built("hook", 6),
+        Command::Allow(args) => allow::run_allow(args),
+        Command::Hook(args) => hook::run_hook(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -70,7 +70,11 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     })
 }
 
-fn write_text(out: &mut dyn Write, reply: &Reply<'_>, origin: &str) -> std::io::Result<()> {
+pub(crate) fn write_text(
+    out: &mut dyn Write,
+    reply: &Reply<'_>,
+    origin: &str,
+) -> std::io::Result<()> {
     for d in &reply.diagnostics {
         writeln!(out, "{}", csl::diagnostic::render(d, &reply.source, origin))?;
     }

@@ -95,6 +95,18 @@ impl Reply<'_> {
         Counts::of(&self.diagnostics)
     }
 
+    /// Whether any operation, top level or in a TASKS block, is a RUN.
+    pub fn has_run(&self) -> bool {
+        fn any_run(ops: &[Operation<'_>]) -> bool {
+            ops.iter().any(|op| match &op.body {
+                Body::Run { .. } => true,
+                Body::Tasks { operations } => any_run(operations),
+                _ => false,
+            })
+        }
+        any_run(&self.operations)
+    }
+
     /// Whether nothing in the reply may run.
     pub fn has_fatal(&self) -> bool {
         self.diagnostics

@@ -113,6 +113,18 @@ impl Repository {
         object: ObjectId,
         text: &[u8],
     ) -> Result<(), GitError> {
+        self.set_note_with(who, notes_ref, object, text, "clada: reply of an apply")
+    }
+
+    /// [`Repository::set_note`] with `message` for the notes commit.
+    pub fn set_note_with(
+        &self,
+        who: &Identity,
+        notes_ref: &str,
+        object: ObjectId,
+        text: &[u8],
+        message: &str,
+    ) -> Result<(), GitError> {
         let mut repo = self.repo.clone();
         {
             use gix::config::tree::{Author, Committer};
@@ -134,7 +146,7 @@ impl Repository {
         let mut notes = repo
             .notes()
             .map_err(|e| GitError::op("open the notes", e))?
-            .with_commit_message("clada: reply of an apply");
+            .with_commit_message(message);
         let name: &gix::refs::FullNameRef = notes_ref
             .try_into()
             .map_err(|e| GitError::op(format!("use notes ref {notes_ref:?}"), e))?;
@@ -167,8 +179,10 @@ impl Repository {
         Ok(found.and_then(|r| r.target().try_id().map(|id| id.to_owned())))
     }
 
-    /// Moves `branch` (the full name HEAD points to) from `expected` (`None`:
-    /// unborn) to `new`, through HEAD so both reflogs get `message`.
+    /// Moves `branch` (a full name) from `expected` (`None`: unborn) to
+    /// `new`. When HEAD points to `branch` the update goes through HEAD so
+    /// both reflogs get `message`; otherwise (a server applying to another
+    /// branch of a bare repository) the branch is updated directly.
     pub fn advance_branch(
         &self,
         who: &Identity,
@@ -181,10 +195,12 @@ impl Repository {
             Some(id) => PreviousValue::MustExistAndMatch(id.into()),
             None => PreviousValue::MustNotExist,
         };
-        let head: gix::refs::FullName = "HEAD"
+        let through_head =
+            matches!(self.head()?, super::Head::Branch { ref name, .. } if name == branch);
+        let name: gix::refs::FullName = if through_head { "HEAD" } else { branch }
             .try_into()
-            .map_err(|e| GitError::op("name HEAD", e))?;
-        let edit = RefEdit::update(head, new, previous, message).with_deref(true);
+            .map_err(|e| GitError::op(format!("name {branch}"), e))?;
+        let edit = RefEdit::update(name, new, previous, message).with_deref(through_head);
         if let Err(e) = self.edit_as(who, edit) {
             let found = self.ref_target(branch)?;
             if found != expected {
@@ -249,6 +265,13 @@ impl Repository {
         }
         Ok(out)
     }
+}
+
+/// The current time as ISO 8601 in UTC, for records such as approvals.
+pub fn now_iso8601() -> String {
+    gix::date::Time::now_utc()
+        .format(gix::date::time::format::ISO8601_STRICT)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

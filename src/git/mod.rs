@@ -11,14 +11,24 @@
 //! - `state`: the user's uncommitted working tree and index, as trees.
 //! - `switch`: moving the working tree and index between states (history).
 //! - `history`: commit headers, ancestry, HEAD and reference moves (history).
+//! - `scratch`: clada's own reusable working tree, where commands run.
+//! - `workspace`: the apply's files: a tree in memory, the scratch tree for RUN.
+//! - `hooks`: where the repository's hooks live.
+//! - `inbox`: the notes a push adds to the inbox, and branch tips.
+//! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
 pub mod commit;
 pub mod history;
+pub mod hooks;
+pub mod inbox;
 pub mod lock;
+pub mod quarantine;
+pub mod scratch;
 pub mod snapshot;
 pub mod state;
 pub mod switch;
 pub mod tree;
+pub mod workspace;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -60,6 +70,15 @@ pub struct Repository {
 }
 
 impl Repository {
+    /// The file-by-file differences from tree `old` to tree `new`.
+    pub fn tree_changes(
+        &self,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<Vec<tree::Changed>, GitError> {
+        tree::tree_changes(&self.repo, old, new)
+    }
+
     /// Finds the repository containing `dir` (honouring `GIT_DIR`), or
     /// `None` when `dir` is not inside one.
     pub fn discover(dir: &Path) -> Result<Option<Repository>, GitError> {
@@ -92,6 +111,20 @@ impl Repository {
         // cache than the default costs little.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
         Ok(Some(Repository { repo }))
+    }
+
+    /// Opens the repository whose git dir is `git_dir`. Hooks use it with
+    /// the `GIT_DIR` git gives them: gix resolves the relative `GIT_DIR=.`
+    /// of a non-bare repository's receive hooks against the wrong directory.
+    pub fn open(git_dir: &Path) -> Result<Repository, GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::Open {
+            path: git_dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let absolute = std::path::absolute(git_dir).map_err(|e| fail(&e))?;
+        let mut repo = gix::open(absolute).map_err(|e| fail(&e))?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        Ok(Repository { repo })
     }
 
     /// The value of a `git config` key such as `clada.startDelimiter`, from
@@ -141,7 +174,16 @@ impl Repository {
     /// The git operation in progress (a merge, rebase, cherry-pick, revert,
     /// bisect or `git am`), named as git names it, if any.
     pub fn operation_in_progress(&self) -> Option<String> {
-        self.repo.state().map(|s| format!("{s:?}").to_lowercase())
+        use gix::state::InProgress as P;
+        let name = match self.repo.state()? {
+            P::ApplyMailbox | P::ApplyMailboxRebase => "am",
+            P::Bisect => "bisect",
+            P::CherryPick | P::CherryPickSequence => "cherry-pick",
+            P::Merge => "merge",
+            P::Rebase | P::RebaseInteractive => "rebase",
+            P::Revert | P::RevertSequence => "revert",
+        };
+        Some(name.to_string())
     }
 
     /// The tree of `commit`, or the empty tree for `None` (an unborn branch).

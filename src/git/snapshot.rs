@@ -39,7 +39,14 @@ pub struct Snapshot {
 
 impl Repository {
     /// Paths where the working tree or index differ from `head_tree`.
-    fn dirty_paths(&self, head_tree: ObjectId) -> Result<BTreeSet<String>, GitError> {
+    /// With `index_is_head`, the caller knows the index holds exactly
+    /// `head_tree` (clada's own scratch tree) and only the working tree is
+    /// compared with it.
+    fn dirty_paths(
+        &self,
+        head_tree: ObjectId,
+        index_is_head: bool,
+    ) -> Result<BTreeSet<String>, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
         // Read the index without verifying its checksum, as git does.
@@ -53,9 +60,10 @@ impl Repository {
         // When the index's cache-tree says it holds exactly HEAD's tree,
         // nothing is staged and comparing HEAD's tree with the index (which
         // reads every tree of the repository) can be skipped.
-        let staged_nothing = index
-            .tree()
-            .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
+        let staged_nothing = index_is_head
+            || index
+                .tree()
+                .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
         let platform = self
             .repo
             .status(gix::progress::Discard)
@@ -142,11 +150,23 @@ impl Repository {
 
     /// Takes the snapshot of the working tree against `head_tree`.
     pub fn snapshot(&self, head_tree: ObjectId) -> Result<Snapshot, GitError> {
+        self.snapshot_with(head_tree, false, &|_| false)
+    }
+
+    /// [`Repository::snapshot`], trusting that the index holds `head_tree`
+    /// when `index_is_head` is set, and leaving out paths `exclude` names.
+    pub(crate) fn snapshot_with(
+        &self,
+        head_tree: ObjectId,
+        index_is_head: bool,
+        exclude: &dyn Fn(&str) -> bool,
+    ) -> Result<Snapshot, GitError> {
         let workdir = self
             .workdir()
             .ok_or_else(|| GitError::op("snapshot the working tree", "the repository is bare"))?
             .to_path_buf();
-        let dirty = self.dirty_paths(head_tree)?;
+        let mut dirty = self.dirty_paths(head_tree, index_is_head)?;
+        dirty.retain(|p| !exclude(p));
         if dirty.is_empty() {
             return Ok(Snapshot {
                 tree: head_tree,

@@ -135,49 +135,17 @@ impl<'r> TreeFiles<'r> {
             .is_some_and(|(k, _)| k.starts_with(&prefix))
     }
 
-    /// The paths written so far with their new data, and the base entry each
-    /// replaces (`None`: the file is new). Files rewritten with identical
-    /// content and mode are left out.
-    pub fn changed(&self) -> Result<Vec<Changed>, GitError> {
-        let mut out = Vec::new();
-        for (path, data) in &self.changes {
-            let id = gix::objs::compute_hash(
-                self.repo.object_hash(),
-                gix::objs::Kind::Blob,
-                &data.bytes,
-            )
-            .map_err(|e| GitError::op("hash a blob", e))?;
-            let before = match self
-                .lookup(path)
-                .map_err(|e| GitError::op("read the base tree", e))?
-            {
-                Found::File(old, exec) => Some((old, exec)),
-                _ => None,
-            };
-            if before == Some((id, data.executable)) {
-                continue;
-            }
-            out.push(Changed {
-                path: path.clone(),
-                before,
-                after: (id, data.executable),
-            });
-        }
-        Ok(out)
-    }
-
-    /// Writes the blobs of `changed` (from [`TreeFiles::changed`]) and the
-    /// new tree; returns its id (the base's id when nothing changed).
-    pub fn write_tree(&self, changed: &[Changed]) -> Result<ObjectId, GitError> {
-        if changed.is_empty() {
+    /// Writes the blobs of the files written so far and the tree of the
+    /// whole state; returns its id (the base's id when nothing was written).
+    pub fn write_tree(&self) -> Result<ObjectId, GitError> {
+        if self.changes.is_empty() {
             return Ok(self.base);
         }
         let mut editor = self
             .repo
             .edit_tree(self.base)
             .map_err(|e| GitError::op("edit the tree", e))?;
-        for c in changed {
-            let data = &self.changes[&c.path];
+        for (path, data) in &self.changes {
             let id = self
                 .repo
                 .write_blob(&data.bytes)
@@ -188,7 +156,7 @@ impl<'r> TreeFiles<'r> {
                 EntryKind::Blob
             };
             editor
-                .upsert(c.path.as_str(), kind, id)
+                .upsert(path.as_str(), kind, id)
                 .map_err(|e| GitError::op("edit the tree", e))?;
         }
         let id = editor
@@ -196,19 +164,112 @@ impl<'r> TreeFiles<'r> {
             .map_err(|e| GitError::op("write the tree", e))?;
         Ok(id.detach())
     }
+
+    /// Makes `tree` the new base, forgetting the files written so far:
+    /// they must be in it (a RUN's result, taken from the scratch tree
+    /// the pending files were written to).
+    pub fn rebase(&mut self, tree: ObjectId) -> Result<(), GitError> {
+        self.base_tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        self.base = tree;
+        self.changes.clear();
+        Ok(())
+    }
+}
+
+/// The differences between two trees, file by file (see [`Changed`]).
+/// The cost follows the subtrees that differ, not the trees' size.
+pub fn tree_changes(
+    repo: &gix::Repository,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<Vec<Changed>, GitError> {
+    use gix::diff::tree::recorder::Change;
+    if old == new {
+        return Ok(Vec::new());
+    }
+    let fail = |e: &dyn std::fmt::Display| GitError::op("compare two trees", e);
+    let old_tree = repo.find_tree(old).map_err(|e| fail(&e))?;
+    let new_tree = repo.find_tree(new).map_err(|e| fail(&e))?;
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, repo.object_hash()),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, repo.object_hash()),
+        &mut gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(|e| fail(&e))?;
+    // A path can appear twice (a file replaced by a directory of the same
+    // name is a deletion and an addition): merge by path.
+    let mut by_path: BTreeMap<String, Changed> = BTreeMap::new();
+    let file = |mode: gix::objs::tree::EntryMode, id: ObjectId| {
+        let kind = mode.kind();
+        matches!(
+            kind,
+            EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link
+        )
+        .then_some((id, kind))
+    };
+    for change in recorder.records {
+        let (path, before, after) = match change {
+            Change::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, None, file(entry_mode, oid)),
+            Change::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, file(entry_mode, oid), None),
+            Change::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => (
+                path,
+                file(previous_entry_mode, previous_oid),
+                file(entry_mode, oid),
+            ),
+        };
+        if before.is_none() && after.is_none() {
+            continue;
+        }
+        let path = path.to_string();
+        let entry = by_path.entry(path.clone()).or_insert(Changed {
+            path,
+            before: None,
+            after: None,
+        });
+        entry.before = entry.before.or(before);
+        entry.after = entry.after.or(after);
+    }
+    Ok(by_path
+        .into_values()
+        .filter(|c| c.before != c.after)
+        .collect())
 }
 
 /// One file an apply changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Changed {
     pub path: String,
-    /// Blob id and executable bit in the base tree, if the file existed.
-    pub before: Option<(ObjectId, bool)>,
-    pub after: (ObjectId, bool),
+    /// Blob id and kind (file, executable file, symbolic link) before;
+    /// `None` where nothing was there.
+    pub before: Option<(ObjectId, EntryKind)>,
+    /// The same after; `None` where the file was deleted.
+    pub after: Option<(ObjectId, EntryKind)>,
 }
 
 impl Files for TreeFiles<'_> {
-    type Checkpoint = BTreeMap<String, FileData>;
+    type Checkpoint = (ObjectId, BTreeMap<String, FileData>);
 
     fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
         if let Some(data) = self.changes.get(path.as_str()) {
@@ -279,13 +340,17 @@ impl Files for TreeFiles<'_> {
     }
 
     fn checkpoint(&mut self) -> Self::Checkpoint {
-        self.changes.clone()
+        (self.base, self.changes.clone())
     }
 
     fn keep(&mut self, _: Self::Checkpoint) {}
 
-    fn rollback(&mut self, checkpoint: Self::Checkpoint) -> Result<(), FilesError> {
-        self.changes = checkpoint;
+    fn rollback(&mut self, (base, changes): Self::Checkpoint) -> Result<(), FilesError> {
+        // A RUN in the block may have moved the base: go back to the old one.
+        if base != self.base {
+            self.rebase(base).map_err(Self::store)?;
+        }
+        self.changes = changes;
         Ok(())
     }
 }

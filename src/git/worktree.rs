@@ -9,6 +9,7 @@
 //! crash is finished by the next apply.
 
 use std::io::Write as _;
+use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -65,6 +66,18 @@ fn kind_from(code: &str) -> Option<EntryKind> {
     })
 }
 
+/// One side of a change in the journal: `- -` or `<id> <kind>`.
+#[allow(clippy::option_option)]
+fn side(id: &str, kind: &str) -> Option<Option<(ObjectId, EntryKind)>> {
+    if id == "-" {
+        return Some(None);
+    }
+    Some(Some((
+        ObjectId::from_hex(id.as_bytes()).ok()?,
+        kind_from(kind)?,
+    )))
+}
+
 impl Plan {
     /// One line per item; paths last (they may hold spaces, never newlines
     /// or tabs in what clada writes).
@@ -80,13 +93,15 @@ impl Plan {
             }
         }
         for c in &self.changed {
-            let before = c.before.map_or("- -".to_string(), |(id, x)| {
-                format!("{id} {}", if x { "x" } else { "f" })
-            });
-            let (id, x) = c.after;
+            let side = |e: Option<(ObjectId, EntryKind)>| {
+                e.map_or("- -".to_string(), |(id, kind)| {
+                    format!("{id} {}", kind_code(kind))
+                })
+            };
             out.push_str(&format!(
-                "c {before} {id} {}\t{}\n",
-                if x { "x" } else { "f" },
+                "c {} {}\t{}\n",
+                side(c.before),
+                side(c.after),
                 c.path
             ));
         }
@@ -109,14 +124,10 @@ impl Plan {
                         kind: kind_from(kind)?,
                     },
                 )),
-                ["c", b_id, b_x, id, x] => changed.push(Changed {
+                ["c", b_id, b_kind, id, kind] => changed.push(Changed {
                     path: path.to_string(),
-                    before: if *b_id == "-" {
-                        None
-                    } else {
-                        Some((ObjectId::from_hex(b_id.as_bytes()).ok()?, *b_x == "x"))
-                    },
-                    after: (ObjectId::from_hex(id.as_bytes()).ok()?, *x == "x"),
+                    before: side(b_id, b_kind)?,
+                    after: side(id, kind)?,
                 }),
                 _ => return None,
             }
@@ -170,6 +181,18 @@ impl Repository {
     /// in `plan`, then removes the journal. Safe to run again on the same
     /// plan: files already written are recognised.
     pub fn update_worktree(&self, plan: &Plan) -> Result<WorktreeUpdate, GitError> {
+        let report = self.update_paths(plan, false)?;
+        self.drop_pending_update()?;
+        Ok(report)
+    }
+
+    /// The update itself. With `force` (clada's own scratch tree, never the
+    /// user's) whatever is on disk is replaced, directories included.
+    pub(crate) fn update_paths(
+        &self,
+        plan: &Plan,
+        force: bool,
+    ) -> Result<WorktreeUpdate, GitError> {
         let workdir = self
             .workdir()
             .ok_or_else(|| GitError::op("update the working tree", "the repository is bare"))?
@@ -187,16 +210,17 @@ impl Repository {
             })
             .collect();
         for c in &plan.changed {
-            let (id, x) = c.after;
-            let kind = if x {
-                EntryKind::BlobExecutable
-            } else {
-                EntryKind::Blob
-            };
-            finals.insert(c.path.clone(), Final::Entry(id, kind));
+            let state = c
+                .after
+                .map_or(Final::Absent, |(id, kind)| Final::Entry(id, kind));
+            finals.insert(c.path.clone(), state);
             // A file that cannot be written is reported, not fatal: the
             // branch has moved already and the rest must still be done.
-            match self.write_file(&workdir, c) {
+            if force {
+                clear_the_way(&workdir, c)
+                    .map_err(|e| GitError::op(format!("make room for {}", c.path), e))?;
+            }
+            match self.write_file(&workdir, c, force) {
                 Ok(None) => report.written.push(c.path.clone()),
                 Ok(Some(reason)) => report.kept.push((c.path.clone(), reason)),
                 Err(e) => report.kept.push((
@@ -250,14 +274,18 @@ impl Repository {
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
-        self.drop_pending_update()?;
         Ok(report)
     }
 
-    /// Writes the applied content of `c` unless the file on disk is neither
-    /// the snapshot's version nor already the applied one. `Some(reason)`
-    /// when the file was kept.
-    fn write_file(&self, workdir: &Path, c: &Changed) -> Result<Option<String>, GitError> {
+    /// Brings the file at `c.path` to its applied state (written, or
+    /// deleted) unless the file on disk is neither the snapshot's version
+    /// nor already the applied one. `Some(reason)` when the file was kept.
+    fn write_file(
+        &self,
+        workdir: &Path,
+        c: &Changed,
+        force: bool,
+    ) -> Result<Option<String>, GitError> {
         let hash = self.repo.object_hash();
         let full = workdir.join(&c.path);
         // Never write through a symbolic link or into a non-directory on
@@ -266,51 +294,55 @@ impl Repository {
         let parents: Vec<&str> = c.path.split('/').collect();
         for part in &parents[..parents.len() - 1] {
             dir.push(part);
+            let shown = dir.strip_prefix(workdir).unwrap_or(&dir).display();
             match std::fs::symlink_metadata(&dir) {
                 Ok(m) if m.file_type().is_symlink() => {
                     return Ok(Some(format!(
-                        "{} is a symbolic link on disk; the applied version is in the commit",
-                        dir.strip_prefix(workdir).unwrap_or(&dir).display()
+                        "{shown} is a symbolic link on disk; the applied version is in the commit"
                     )));
                 }
                 Ok(m) if !m.is_dir() => {
                     return Ok(Some(format!(
-                        "{} is not a directory on disk; the applied version is in the commit",
-                        dir.strip_prefix(workdir).unwrap_or(&dir).display()
+                        "{shown} is not a directory on disk; the applied version is in the commit"
                     )));
                 }
+                // Nothing to delete under a directory that is gone.
+                Err(_) if c.after.is_none() => return Ok(None),
                 _ => {}
             }
         }
-        let now = match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(GitError::op(format!("read {}", c.path), e)),
-            Ok(m) if !m.is_file() => {
+        let now = match disk_entry(&full, hash)? {
+            Disk::Other => {
                 return Ok(Some(
                     "is no longer a regular file on disk; the applied version is in the commit"
                         .to_string(),
                 ));
             }
-            Ok(_) => {
-                let bytes = std::fs::read(&full)
-                    .map_err(|e| GitError::op(format!("read {}", c.path), e))?;
-                Some(
-                    gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
-                        .map_err(|e| GitError::op("hash a file", e))?,
-                )
-            }
+            Disk::Missing => None,
+            Disk::Entry(id, is_link) => Some((id, is_link)),
         };
-        let (after, executable) = c.after;
-        if now == Some(after) {
-            set_executable(&full, executable)
-                .map_err(|e| GitError::op(format!("set the mode of {}", c.path), e))?;
+        let as_disk =
+            |e: Option<(ObjectId, EntryKind)>| e.map(|(id, kind)| (id, kind == EntryKind::Link));
+        if now == as_disk(c.after) {
+            if let Some((_, kind)) = c.after
+                && kind != EntryKind::Link
+            {
+                set_executable(&full, kind == EntryKind::BlobExecutable)
+                    .map_err(|e| GitError::op(format!("set the mode of {}", c.path), e))?;
+            }
             return Ok(None);
         }
-        if now != c.before.map(|(id, _)| id) {
+        if !force && now != as_disk(c.before) {
             return Ok(Some(
                 "you changed this file after the apply started; it was left as is (the applied version is in the commit)".to_string(),
             ));
         }
+        let io = |e| GitError::op(format!("write {}", c.path), e);
+        let Some((after, kind)) = c.after else {
+            std::fs::remove_file(&full).map_err(io)?;
+            remove_empty_parents(workdir, &full);
+            return Ok(None);
+        };
         let bytes = self.blob(after)?;
         if let Some(parent) = full.parent() {
             std::fs::create_dir_all(parent)
@@ -319,18 +351,88 @@ impl Repository {
         // Write beside, then rename: a crash leaves the old or the new file.
         // The temporary file is created exclusively (never through a link
         // or over someone's file) under a short name of our own.
-        let io = |e| GitError::op(format!("write {}", c.path), e);
         let dir = full.parent().unwrap_or(workdir);
         let (tmp, mut file) = exclusive_temp(dir).map_err(io)?;
-        let written = file
-            .write_all(&bytes)
-            .and_then(|()| set_executable(&tmp, executable))
-            .and_then(|()| std::fs::rename(&tmp, &full));
+        let written = if kind == EntryKind::Link {
+            // A link cannot be opened: replace the placeholder file by it.
+            drop(file);
+            let target = std::path::PathBuf::from(std::ffi::OsString::from_vec(bytes));
+            std::fs::remove_file(&tmp)
+                .and_then(|()| std::os::unix::fs::symlink(&target, &tmp))
+                .and_then(|()| std::fs::rename(&tmp, &full))
+        } else {
+            file.write_all(&bytes)
+                .and_then(|()| set_executable(&tmp, kind == EntryKind::BlobExecutable))
+                .and_then(|()| std::fs::rename(&tmp, &full))
+        };
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
             return Err(io(e));
         }
         Ok(None)
+    }
+}
+
+/// Removes what stands in the way of `c.path` becoming a file: parents
+/// that are links or files, a directory at the path itself.
+fn clear_the_way(workdir: &Path, c: &Changed) -> std::io::Result<()> {
+    let mut dir = workdir.to_path_buf();
+    let parts: Vec<&str> = c.path.split('/').collect();
+    for part in &parts[..parts.len() - 1] {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if !m.is_dir() => std::fs::remove_file(&dir)?,
+            _ => {}
+        }
+    }
+    match std::fs::symlink_metadata(workdir.join(&c.path)) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(workdir.join(&c.path)),
+        _ => Ok(()),
+    }
+}
+
+/// What is on disk at a path, hashed as git would store it.
+enum Disk {
+    Missing,
+    /// A regular file or a symbolic link (`true`) with its blob id.
+    Entry(ObjectId, bool),
+    /// A directory or something else git does not store as a blob.
+    Other,
+}
+
+fn disk_entry(full: &Path, hash: gix::hash::Kind) -> Result<Disk, GitError> {
+    let shown = || full.display().to_string();
+    let meta = match std::fs::symlink_metadata(full) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Disk::Missing),
+        Err(e) => return Err(GitError::op(format!("read {}", shown()), e)),
+        Ok(m) => m,
+    };
+    let (bytes, is_link) = if meta.file_type().is_symlink() {
+        let target =
+            std::fs::read_link(full).map_err(|e| GitError::op(format!("read {}", shown()), e))?;
+        (target.into_os_string().into_encoded_bytes(), true)
+    } else if meta.is_file() {
+        (
+            std::fs::read(full).map_err(|e| GitError::op(format!("read {}", shown()), e))?,
+            false,
+        )
+    } else {
+        return Ok(Disk::Other);
+    };
+    let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
+        .map_err(|e| GitError::op("hash a file", e))?;
+    Ok(Disk::Entry(id, is_link))
+}
+
+/// Removes the directories above `file` that its deletion left empty, up
+/// to (not including) `workdir`, as git does.
+fn remove_empty_parents(workdir: &Path, file: &Path) {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d == workdir || !d.starts_with(workdir) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
     }
 }
 
@@ -430,12 +532,17 @@ mod tests {
                 Changed {
                     path: "new file".into(),
                     before: None,
-                    after: (id(3), false),
+                    after: Some((id(3), EntryKind::Blob)),
                 },
                 Changed {
                     path: "dir/x".into(),
-                    before: Some((id(4), true)),
-                    after: (id(5), true),
+                    before: Some((id(4), EntryKind::BlobExecutable)),
+                    after: Some((id(5), EntryKind::Link)),
+                },
+                Changed {
+                    path: "gone".into(),
+                    before: Some((id(6), EntryKind::Blob)),
+                    after: None,
                 },
             ],
         };

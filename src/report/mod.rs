@@ -53,6 +53,10 @@ pub struct TaskReport {
     /// The operations of a TASKS block.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<TaskReport>,
+    /// What a RUN's commands printed (stdout and stderr interleaved, up
+    /// to `--max-output`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 fn as_string<S: serde::Serializer>(t: &TaskId, s: S) -> Result<S::Ok, S::Error> {

@@ -7,9 +7,24 @@ use super::TaskReport;
 
 /// The line(s) of one task, its block's operations first.
 pub fn task_lines(task: &TaskReport) -> String {
+    lines(task, false)
+}
+
+/// [`task_lines`], each RUN's output first as `[task-N:exec] line`: what
+/// a stream would have shown, for `--output-mode buffer`.
+pub fn task_lines_with_output(task: &TaskReport) -> String {
+    lines(task, true)
+}
+
+fn lines(task: &TaskReport, with_output: bool) -> String {
     let mut out = String::new();
     for child in &task.operations {
-        out.push_str(&task_lines(child));
+        out.push_str(&lines(child, with_output));
+    }
+    if with_output && let Some(output) = &task.output {
+        for line in output.lines() {
+            let _ = writeln!(out, "[task-{}:exec] {line}", task.task);
+        }
     }
     let target = task
         .target

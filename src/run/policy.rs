@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use std::path::Path;
+
 use crate::plan::repo_path;
 
 /// Where the approvals live, relative to the repository root.
@@ -87,10 +89,78 @@ impl Approvals {
     pub fn allows(&self, command_line: &str) -> bool {
         self.commands.iter().any(|c| c == command_line)
     }
+
+    /// Approves `command_line`, noting when. `false` if it already was.
+    pub fn add(&mut self, command_line: &str, when: &str) -> bool {
+        if self.allows(command_line) {
+            return false;
+        }
+        self.commands.push(command_line.to_string());
+        self.added
+            .insert(command_line.to_string(), when.to_string());
+        true
+    }
+
+    /// Withdraws the approval of `command_line`. `false` if there was none.
+    pub fn remove(&mut self, command_line: &str) -> bool {
+        let before = self.commands.len();
+        self.commands.retain(|c| c != command_line);
+        self.added.remove(command_line);
+        self.commands.len() != before
+    }
+
+    /// The store's text: pretty JSON, one command per line, for review.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("strings always serialise");
+        text.push('\n');
+        text
+    }
+
+    /// Reads the store in working tree `root`; an absent store is empty.
+    pub fn load(root: &Path) -> Result<Approvals, String> {
+        match std::fs::read(root.join(ALLOWED_COMMANDS)) {
+            Ok(bytes) => Approvals::parse(&bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Approvals::default()),
+            Err(e) => Err(format!("cannot read {ALLOWED_COMMANDS}: {e}")),
+        }
+    }
+
+    /// Writes the store in working tree `root` (beside, then renamed).
+    pub fn save(&self, root: &Path) -> Result<(), String> {
+        let path = root.join(ALLOWED_COMMANDS);
+        let fail = |e: std::io::Error| format!("cannot write {ALLOWED_COMMANDS}: {e}");
+        let dir = path.parent().expect("the store is inside .clada");
+        // Never through a link: .clada must be a real directory here.
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
+            || std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(format!(
+                "{ALLOWED_COMMANDS} or its directory is a symbolic link; not writing through it"
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let tmp = dir.join(format!(".allowed-commands.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, self.to_json())
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                fail(e)
+            })
+    }
 }
 
-/// Judges one command (its words and its line as written).
-pub fn judge(words: &[String], line: &str, approvals: &Approvals) -> Verdict {
+/// Where a command runs: the working tree's root on disk and the
+/// directory inside it (relative, `""` for the root).
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub root: &'a Path,
+    pub dir: &'a str,
+}
+
+/// Judges one command (its words and its line as written) about to run
+/// at `place`. Paths are checked against the disk as it is now, so run
+/// it right before the command.
+pub fn judge(words: &[String], line: &str, approvals: &Approvals, place: Place<'_>) -> Verdict {
     let Some(program) = words.first() else {
         return Verdict::Refused("empty command".to_string());
     };
@@ -100,8 +170,7 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals) -> Verdict {
     let args = &words[1..];
     let name = program.as_str();
     if READ_ONLY.contains(&name) {
-        // find with an action that writes or runs things is not read-only.
-        if name == "find" && args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())) {
+        if writes_despite_its_name(name, args) {
             return Verdict::NeedsApproval;
         }
         return Verdict::Allowed;
@@ -110,9 +179,28 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals) -> Verdict {
         return judge_git(args);
     }
     if PATH_COMMANDS.contains(&name) {
-        return judge_paths(name, args);
+        return judge_paths(name, args, place);
     }
     Verdict::NeedsApproval
+}
+
+/// The few ways the read-only commands write a file: `find` actions,
+/// `tree -o FILE`, `xxd IN OUT`, `file -C` (compiles a magic file).
+fn writes_despite_its_name(name: &str, args: &[String]) -> bool {
+    let has = |flags: &[&str]| {
+        args.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        })
+    };
+    match name {
+        "find" => args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())),
+        "tree" => has(&["-o"]) || args.iter().any(|a| a.starts_with("-o")),
+        "file" => has(&["-C", "--compile"]),
+        "xxd" => args.iter().filter(|a| !a.starts_with('-')).count() > 1,
+        _ => false,
+    }
 }
 
 fn judge_git(args: &[String]) -> Verdict {
@@ -139,8 +227,11 @@ fn judge_git(args: &[String]) -> Verdict {
 }
 
 /// `mv rm cp mkdir touch`: every non-option argument is a path that must
-/// resolve inside the working tree and outside `.git`/`.clada`.
-fn judge_paths(name: &str, args: &[String]) -> Verdict {
+/// resolve inside the working tree and outside `.git`/`.clada`, and must
+/// not pass through a symbolic link on disk (a link to a directory
+/// outside would carry the write there). Only `rm` may name a link
+/// itself: it removes the link, not what it points to.
+fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
     let mut options_done = false;
     for arg in args {
         if !options_done && arg == "--" {
@@ -159,11 +250,53 @@ fn judge_paths(name: &str, args: &[String]) -> Verdict {
             }
             continue;
         }
-        if let Err(e) = repo_path(arg) {
-            return Verdict::Refused(format!("{name} {arg}: {e}"));
+        let joined = if place.dir.is_empty() {
+            arg.clone()
+        } else {
+            format!("{}/{arg}", place.dir)
+        };
+        let path = match repo_path(&joined) {
+            Ok(path) => path,
+            Err(e) => return Verdict::Refused(format!("{name} {arg}: {e}")),
+        };
+        // The root itself (`cp a.txt .`) is inside; removing it is not
+        // something a reply does.
+        if path.as_str().is_empty() {
+            if name == "rm" {
+                return Verdict::Refused(format!("{name} {arg}: that is the whole repository"));
+            }
+            continue;
+        }
+        let may_be_link = name == "rm" && !arg.ends_with('/') && !arg.ends_with("/.");
+        if let Some(link) = linked_component(place.root, path.as_str(), may_be_link) {
+            return Verdict::Refused(format!(
+                "{name} {arg}: {link} is a symbolic link, and a command may not write through one"
+            ));
         }
     }
     Verdict::Allowed
+}
+
+/// The first component of `path` (relative to `root`) that is a symbolic
+/// link on disk; the last one is let through when `last_may_be_link`.
+pub fn linked_component(root: &Path, path: &str, last_may_be_link: bool) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let mut on_disk = root.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        on_disk.push(part);
+        match std::fs::symlink_metadata(&on_disk) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if i + 1 == parts.len() && last_may_be_link {
+                    return None;
+                }
+                return Some(parts[..=i].join("/"));
+            }
+            Ok(_) => {}
+            // Nothing deeper exists yet.
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -171,8 +304,19 @@ mod tests {
     use super::*;
 
     fn verdict(line: &str) -> Verdict {
+        verdict_in(Path::new("/nonexistent-clada-root"), "", line)
+    }
+
+    fn verdict_in(root: &Path, dir: &str, line: &str) -> Verdict {
         let words = shell_words::split(line).unwrap();
-        judge(&words, line, &Approvals::default())
+        judge(&words, line, &Approvals::default(), Place { root, dir })
+    }
+
+    fn nowhere() -> Place<'static> {
+        Place {
+            root: Path::new("/nonexistent-clada-root"),
+            dir: "",
+        }
     }
 
     #[test]
@@ -205,6 +349,9 @@ mod tests {
             "find . -exec rm {} ;",
             "python3 x.py",
             "mv -t dir a",
+            "tree -o ../../out.txt",
+            "xxd a.bin ../../x",
+            "file -C -m magic",
         ] {
             assert_eq!(verdict(line), Verdict::NeedsApproval, "{line}");
         }
@@ -228,23 +375,85 @@ mod tests {
     }
 
     #[test]
+    fn paths_are_relative_to_the_directory_the_command_runs_in() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(verdict_in(root.path(), "src", "rm ../x"), Verdict::Allowed);
+        assert!(matches!(
+            verdict_in(root.path(), "src", "rm ../../x"),
+            Verdict::Refused(_)
+        ));
+        assert!(matches!(
+            verdict_in(root.path(), "sub", "touch ../.git/hooks/pre-commit"),
+            Verdict::Refused(_)
+        ));
+        assert_eq!(verdict_in(root.path(), "", "cp a.txt ."), Verdict::Allowed);
+        assert!(matches!(
+            verdict_in(root.path(), "", "rm -rf ."),
+            Verdict::Refused(_)
+        ));
+    }
+
+    #[test]
+    fn writes_through_a_symbolic_link_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        for line in [
+            "mv a.txt out",
+            "cp a.txt out/x",
+            "touch out/x",
+            "mkdir -p out/d",
+            "rm -rf out/",
+        ] {
+            assert!(
+                matches!(verdict_in(root.path(), "", line), Verdict::Refused(_)),
+                "{line}"
+            );
+        }
+        // Removing the link itself removes only the link.
+        assert_eq!(verdict_in(root.path(), "", "rm out"), Verdict::Allowed);
+    }
+
+    #[test]
     fn approvals_are_exact_command_lines() {
         let store = Approvals::parse(
             br#"{"commands": ["cargo test"], "added": {"cargo test": "2026-01-01T00:00:00Z"}}"#,
         )
         .unwrap();
         assert_eq!(
-            judge(&["cargo".into(), "test".into()], "cargo test", &store),
+            judge(
+                &["cargo".into(), "test".into()],
+                "cargo test",
+                &store,
+                nowhere()
+            ),
             Verdict::Allowed
         );
         assert_eq!(
             judge(
                 &["cargo".into(), "test".into(), "-q".into()],
                 "cargo test -q",
-                &store
+                &store,
+                nowhere()
             ),
             Verdict::NeedsApproval
         );
         assert!(Approvals::parse(b"{not json").is_err());
+    }
+
+    #[test]
+    fn the_store_round_trips_through_a_file() {
+        let root = tempfile::tempdir().unwrap();
+        let mut store = Approvals::load(root.path()).unwrap();
+        assert!(store.add("cargo test", "2026-01-01T00:00:00+00:00"));
+        assert!(!store.add("cargo test", "later"));
+        store.add("npm test", "2026-01-02T00:00:00+00:00");
+        store.save(root.path()).unwrap();
+        let mut back = Approvals::load(root.path()).unwrap();
+        assert_eq!(back, store);
+        assert!(back.remove("cargo test"));
+        assert!(!back.remove("cargo test"));
+        assert_eq!(back.commands, ["npm test"]);
+        assert!(!back.added.contains_key("cargo test"));
     }
 }

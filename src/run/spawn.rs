@@ -11,6 +11,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -97,6 +98,7 @@ pub fn run(
     for var in GIT_REDIRECTS {
         command.env_remove(var);
     }
+    on_interrupt_kill_the_running_group();
     let mut child = command.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             SpawnError::NotFound(program.clone())
@@ -108,6 +110,7 @@ pub fn run(
         }
     })?;
     let group = child.id() as i32;
+    RUNNING_GROUP.store(group, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let readers: Vec<_> = [
         child
@@ -172,6 +175,7 @@ pub fn run(
             }
         }
     }
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
     for reader in readers {
         let _ = reader.join();
     }
@@ -206,6 +210,39 @@ fn take(
         let line: Vec<u8> = partial.drain(..=end).collect();
         on_line(String::from_utf8_lossy(&line[..line.len() - 1]).trim_end_matches('\r'));
     }
+}
+
+/// The process group of the command running now (0: none).
+static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// A command runs in its own process group, so Ctrl-C on the terminal
+/// reaches clada only: without this, clada would die and leave the
+/// command running. On SIGINT, SIGTERM or SIGHUP the running group is
+/// killed, then clada dies of the signal as it would have (the lock is
+/// then stale and broken by the next apply; the transaction is safe to
+/// cut at any point).
+fn on_interrupt_kill_the_running_group() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    extern "C" fn handler(signal: libc::c_int) {
+        let group = RUNNING_GROUP.load(Ordering::SeqCst);
+        // SAFETY: kill, signal and raise are async-signal-safe.
+        unsafe {
+            if group > 0 {
+                libc::kill(-group, libc::SIGKILL);
+            }
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+    INSTALL.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: installs a handler that only calls async-signal-safe
+            // functions and reads an atomic.
+            unsafe {
+                libc::signal(signal, handler as *const () as libc::sighandler_t);
+            }
+        }
+    });
 }
 
 fn kill_group(group: i32) {

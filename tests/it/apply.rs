@@ -2,65 +2,7 @@
 //! the commits and refs it writes, modes and settings. Per-operation rules
 //! are covered by the data-driven cases in `test-data/apply/`.
 
-use std::path::Path;
-
-use serde_json::Value;
-
-use crate::common::{clada, git, git_output, scratch};
-
-const DATE: &str = "2026-01-01T00:00:00Z";
-
-/// A repository with `files` committed on `main`.
-fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = scratch();
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    for (path, content) in files {
-        let full = dir.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, content).unwrap();
-    }
-    if !files.is_empty() {
-        git(dir.path(), &["add", "-A"]);
-        git(
-            dir.path(),
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "-m",
-                "initial",
-            ],
-        );
-    }
-    dir
-}
-
-/// `git` output in `dir`, trimmed.
-fn out(dir: &Path, args: &[&str]) -> String {
-    git_output(dir, args)
-}
-
-/// The content of `path` in `dir`.
-fn read(dir: &Path, path: &str) -> String {
-    std::fs::read_to_string(dir.join(path)).unwrap()
-}
-
-fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
-    clada(dir, dir)
-        .env("GIT_AUTHOR_DATE", DATE)
-        .env("GIT_COMMITTER_DATE", DATE)
-        .arg("apply")
-        .args(args)
-        .write_stdin(stdin.to_string())
-        .assert()
-}
-
-fn json(a: &assert_cmd::assert::Assert) -> Value {
-    serde_json::from_slice(&a.get_output().stdout).expect("a JSON report")
-}
+use crate::common::{apply, clada, git, git_output, json, out, read, repo, scratch};
 
 const EDIT: &str = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n";
 
@@ -523,4 +465,31 @@ fn apply_refuses_during_a_merge() {
         .stderr(predicates::str::contains("merge is in progress"));
     assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
     assert!(out(dir.path(), &["status", "--porcelain"]).contains("UU a.txt"));
+}
+
+#[test]
+fn errors_before_the_report_are_json_too_when_json_was_asked_for() {
+    let dir = scratch();
+    let a = clada(dir.path(), dir.path())
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(EDIT)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a git repository"));
+    let doc = json(&a);
+    assert_eq!(doc["status"], "error");
+    assert_eq!(doc["exit_code"], 2);
+    assert!(
+        doc["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a git repository")
+    );
+    assert!(doc["hint"].as_str().unwrap().contains("--no-git"));
+    // From git config as well: a detached HEAD.
+    let dir = repo(&[("a.txt", "old\n")]);
+    git(dir.path(), &["config", "clada.format", "json"]);
+    git(dir.path(), &["checkout", "-q", "--detach"]);
+    let a = apply(dir.path(), &["-"], EDIT).code(2);
+    assert_eq!(json(&a)["status"], "error");
 }

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use assert_cmd::Command;
 
 /// The `git-clada` binary in a hermetic environment: no inherited variables
@@ -50,4 +52,54 @@ pub fn git_output(dir: &Path, args: &[&str]) -> String {
         .expect("UTF-8")
         .trim()
         .to_string()
+}
+
+/// The fixed date of every test commit.
+pub const DATE: &str = "2026-01-01T00:00:00Z";
+
+/// A repository with `files` committed on `main`.
+pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = scratch();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    for (path, content) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+    if !files.is_empty() {
+        git(dir.path(), &["add", "-A"]);
+        commit(dir.path(), &["-q", "-m", "initial"]);
+    }
+    dir
+}
+
+/// `git` output in `dir`, trimmed.
+pub fn out(dir: &Path, args: &[&str]) -> String {
+    git_output(dir, args)
+}
+
+/// The content of `path` in `dir`.
+pub fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
+pub fn apply(dir: &Path, args: &[&str], stdin: &str) -> assert_cmd::assert::Assert {
+    clada(dir, dir)
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE)
+        .arg("apply")
+        .args(args)
+        .write_stdin(stdin.to_string())
+        .assert()
+}
+
+pub fn json(a: &assert_cmd::assert::Assert) -> Value {
+    serde_json::from_slice(&a.get_output().stdout).expect("a JSON report")
+}
+
+/// `git commit ARGS` in `dir` as the test identity.
+pub fn commit(dir: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit"];
+    all.extend_from_slice(args);
+    git(dir, &all);
 }

@@ -50,14 +50,31 @@ fn history_commands_help() {
 }
 
 #[test]
+fn hook_help() {
+    insta::assert_snapshot!(help(&["hook", "--help"]));
+}
+
+#[test]
+fn hook_install_help() {
+    insta::assert_snapshot!(help(&["hook", "install", "--help"]));
+}
+
+#[test]
 fn man_page_covers_every_subcommand_and_flag() {
     let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/git-clada.1"))
         .expect("man/git-clada.1 exists");
     // roff escapes '-' as '\-'; compare against the unescaped text.
     let man = man.replace("\\-", "-");
     let cli = Cli::command();
-    for sub in cli.get_subcommands() {
-        let name = sub.get_name();
+    // Subcommands of subcommands count too, named with their parent
+    // (`hook install`).
+    let subs = cli.get_subcommands().flat_map(|s| {
+        std::iter::once((s.get_name().to_string(), s)).chain(
+            s.get_subcommands()
+                .map(move |inner| (format!("{} {}", s.get_name(), inner.get_name()), inner)),
+        )
+    });
+    for (name, sub) in subs {
         assert!(
             man.contains(&format!("B {name}")) || man.contains(&format!("fB{name}")),
             "man page lacks `{name}`"

@@ -13,5 +13,7 @@ mod history;
 mod history_crash;
 mod history_fixture;
 mod history_model;
+mod hook;
 mod parse;
 mod roundtrip;
+mod run;

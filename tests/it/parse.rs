@@ -208,20 +208,6 @@ fn unusable_delimiters_are_refused() {
 }
 
 #[test]
-fn commands_not_built_yet_say_so_and_fail() {
-    let dir = scratch();
-    for cmd in ["allow", "hook"] {
-        clada(dir.path(), dir.path())
-            .args([cmd, "--some-flag", "x"])
-            .assert()
-            .code(2)
-            .stderr(predicates::str::contains(
-                "is not built yet; nothing was done",
-            ));
-    }
-}
-
-#[test]
 fn prompt_prints_a_guide_whose_examples_parse_cleanly() {
     let dir = scratch();
     let out = clada(dir.path(), dir.path())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Benchmark the extra cost of a RUN: `git clada apply` of a reply with 10
+# SEARCH edits, with and without a RUN of `ls`, on the synthetic 50,000-file
+# repository of bench/apply.sh (generated there, or here if missing).
+#
+# Target (issue 4): on the second and later applies, the RUN adds <= 1 s
+# (the first use of the scratch working tree may pay one checkout; its
+# time is printed too). Exits 1 when the target is missed unless
+# --report-only (or BENCH_REPORT_ONLY=1).
+#
+# Usage: bench/run.sh [--report-only] [--runs N] [--warmup N] [--files N]
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+root=$PWD
+report_only=${BENCH_REPORT_ONLY:-0}
+runs=15
+warmup=2
+files=50000
+seed=20240601
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --report-only) report_only=1 ;;
+        --runs) runs=$2; shift ;;
+        --warmup) warmup=$2; shift ;;
+        --files) files=$2; shift ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+cargo build --release --locked --quiet
+bin=$root/target/release/git-clada
+unset $(git rev-parse --local-env-vars) GIT_CEILING_DIRECTORIES
+out=$root/bench/out
+mkdir -p "$out/home"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export HOME=$out/home XDG_CONFIG_HOME=$out/home/.config
+export LC_ALL=C TZ=UTC
+
+dir=$out/apply-$files-seed$seed
+if [[ ! -s $dir/state.json || $root/bench/gen_repo.py -nt $dir/state.json ]]; then
+    rm -rf "$dir"
+    echo "generating $dir ..."
+    python3 "$root/bench/gen_repo.py" "$dir" --files "$files" --seed "$seed"
+fi
+echo "timing $files files: first use, then $warmup warm-up + $runs measured rounds of edit / edit+run"
+result=$(python3 "$root/bench/run_runs.py" "$dir" "$bin" "$warmup" "$runs")
+
+python3 - "$report_only" "$files" "$result" <<'PY'
+import json, statistics, sys
+report_only, files, r = sys.argv[1] == "1", int(sys.argv[2]), json.loads(sys.argv[3])
+e, er = statistics.median(r["edit"]), statistics.median(r["edit+run"])
+print(f"{files} files: first use of the scratch tree {r['first_use']:.0f} ms")
+print(f"{files} files: edit {e:.1f} ms, edit+run {er:.1f} ms (medians of {len(r['edit'])} runs)")
+extra = er - e
+ok = extra <= 1000
+print(f"RESULT {'PASS' if ok else 'FAIL'}: a RUN adds {extra:.1f} ms on later applies (target <= 1000 ms)")
+if not ok and not report_only:
+    sys.exit(1)
+PY

@@ -1,0 +1,188 @@
+//! Commands in an apply: the settings of RUN and `--verify`, the runner
+//! with its terminal prompt and output stream, and the verify step.
+//!
+//! `apply.rs` decides when these happen; this file decides how they look
+//! to the user: `[task-N:exec] line` as output arrives, the yes / no /
+//! always question on a terminal, and the verify result.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::apply::files::Workspace;
+use crate::git::commit::now_iso8601;
+use crate::plan::repo_path;
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
+use crate::run::{Answer, Limits, RunOutcome, Runner};
+
+use super::config::{Layers, parse_duration, parse_size};
+use super::{CliError, write_stdout};
+
+/// Resolved settings of commands.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub timeout: Duration,
+    pub total_timeout: Option<Duration>,
+    pub max_output: usize,
+    pub verify: Option<String>,
+    /// `clada.sharedDirs`: the user's ignored directories linked into the
+    /// scratch tree.
+    pub shared_dirs: Vec<String>,
+}
+
+/// The flags that feed [`RunSettings`].
+pub struct RunFlags {
+    pub timeout: Option<Duration>,
+    pub total_timeout: Option<Duration>,
+    pub max_output: Option<usize>,
+    pub verify: Option<String>,
+}
+
+pub fn resolve(flags: RunFlags, layers: &Layers<'_>) -> Result<RunSettings, CliError> {
+    let timeout = layers
+        .get(flags.timeout, "timeout", parse_duration, "a duration")?
+        .unwrap_or(Duration::from_secs(30));
+    let total_timeout = layers.get(
+        flags.total_timeout,
+        "totalTimeout",
+        parse_duration,
+        "a duration",
+    )?;
+    let max_output = layers
+        .get(flags.max_output, "maxOutput", parse_size, "a size")?
+        .unwrap_or(10 << 20);
+    let verify = layers
+        .get(flags.verify, "verify", |s| Some(s.to_string()), "")?
+        .filter(|v| !v.trim().is_empty());
+    let mut shared_dirs = Vec::new();
+    for dir in layers.get_list("sharedDirs")? {
+        let path = repo_path(&dir).map_err(|e| {
+            CliError::new(format!("clada.sharedDirs: {dir}: {e}"))
+                .hint("list directories of the working tree, such as node_modules")
+        })?;
+        shared_dirs.push(path.as_str().to_string());
+    }
+    Ok(RunSettings {
+        timeout,
+        total_timeout,
+        max_output,
+        verify,
+        shared_dirs,
+    })
+}
+
+/// Builds the runner: approvals from the state before the apply, a
+/// question on the terminal when there is one, output lines printed as
+/// they arrive when `stream` is set.
+pub fn runner<'a>(
+    settings: &RunSettings,
+    approvals: Approvals,
+    started: Instant,
+    stream: bool,
+) -> Runner<'a> {
+    let limits = Limits {
+        timeout: settings.timeout,
+        deadline: settings.total_timeout.map(|t| started + t),
+        max_output: settings.max_output,
+    };
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let ask = interactive.then(|| Box::new(ask_on_terminal) as crate::run::Ask<'a>);
+    let on_line = Box::new(move |label: &str, line: &str| {
+        if stream {
+            let _ = write_stdout(|out| writeln!(out, "[{label}] {line}"));
+        }
+    });
+    Runner::new(approvals, limits, ask, on_line)
+}
+
+/// Asks on the terminal whether to run `line`: yes, no or always.
+fn ask_on_terminal(line: &str) -> Answer {
+    let stdin = std::io::stdin();
+    loop {
+        eprint!(
+            "clada: the reply wants to run `{line}`, which is not approved.\n  Run it? [y]es, [n]o, [a]lways (approve it in {ALLOWED_COMMANDS}): "
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        match stdin.lock().read_line(&mut answer) {
+            Ok(0) | Err(_) => return Answer::No,
+            Ok(_) => {}
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Answer::Yes,
+            "n" | "no" | "" => return Answer::No,
+            "a" | "always" => return Answer::Always,
+            _ => eprintln!("clada: answer y, n or a"),
+        }
+    }
+}
+
+/// Records the command lines the user answered "always" to, in the
+/// store of the user's working tree `root`.
+pub fn record_always(root: &Path, lines: &[String]) -> Result<(), CliError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let mut store = Approvals::load(root).map_err(CliError::new)?;
+    let now = now_iso8601();
+    for line in lines {
+        store.add(line, &now);
+    }
+    store.save(root).map_err(CliError::new)?;
+    eprintln!(
+        "clada: approved in {ALLOWED_COMMANDS}: {} (commit it to share)",
+        lines.join(", ")
+    );
+    Ok(())
+}
+
+/// How `--verify` went, for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub command: String,
+    pub passed: bool,
+    /// `verify_failed: …` when it failed.
+    pub message: String,
+    pub details: Vec<String>,
+    pub output: String,
+}
+
+/// Runs the verify command in the workspace's current state.
+pub fn verify<W: Workspace>(command: &str, files: &mut W, runner: &mut Runner<'_>) -> Verified {
+    let failed = |message: String, details: Vec<String>, output: String| Verified {
+        command: command.to_string(),
+        passed: false,
+        message: format!("verify_failed: {message}"),
+        details,
+        output,
+    };
+    let root = match files.materialize() {
+        Ok(root) => root,
+        Err(e) => {
+            return failed(
+                format!("could not prepare the files: {e}"),
+                Vec::new(),
+                String::new(),
+            );
+        }
+    };
+    let RunOutcome {
+        failure, output, ..
+    } = runner.run_trusted("verify", command, &root);
+    match failure {
+        None => Verified {
+            command: command.to_string(),
+            passed: true,
+            message: format!("`{command}` passed"),
+            details: Vec::new(),
+            output,
+        },
+        Some(f) => failed(
+            format!("{} ({})", f.message, f.error_type),
+            f.details,
+            output,
+        ),
+    }
+}

@@ -1,0 +1,269 @@
+//! `git clada hook`: install and remove clada's git hooks, and run them.
+//!
+//! The shims in the project's `hooks/` folder only call `git clada hook
+//! <name>`; this is where each hook's work starts. A hook that was there
+//! before clada's and was kept with `install --chain` runs first, with the
+//! same input (`<name>.clada-chained` beside the shim).
+//!
+//! - `client`: post-commit, CSL in a commit message.
+//! - `receive`: pre-receive and post-receive, CSL pushed as inbox notes.
+
+mod client;
+mod receive;
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::git::Repository;
+use crate::hook::install::{self, CHAINED, Done, Existing, InstallError};
+use crate::hook::shim;
+
+use super::{CliError, Outcome};
+
+/// The arguments of `git clada hook` (its help text is on `Command::Hook`).
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub action: HookAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum HookAction {
+    /// Install clada's hooks into this repository's hooks directory
+    Install(InstallArgs),
+    /// Remove clada's hooks, putting back any hook they chained
+    Uninstall,
+    /// Run the post-commit hook: apply the CSL in the new commit's message
+    PostCommit,
+    /// Run the pre-receive hook: reject pushed inbox notes with fatal CSL errors
+    PreReceive,
+    /// Run the post-receive hook: apply new inbox notes to the branches they are on
+    PostReceive,
+}
+
+/// Install clada's hooks into this repository's hooks directory
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Install the server hooks (pre-receive, post-receive) instead of the client's (post-commit)
+    #[arg(long)]
+    pub server: bool,
+
+    /// Replace a hook that is not clada's (it is kept as <name>.clada-replaced)
+    #[arg(long, conflicts_with = "chain")]
+    pub force: bool,
+
+    /// Keep a hook that is not clada's as <name>.clada-chained and run it before clada's
+    #[arg(long)]
+    pub chain: bool,
+}
+
+pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
+    match args.action {
+        HookAction::Install(a) => run_install(&a),
+        HookAction::Uninstall => run_uninstall(),
+        HookAction::PostCommit => {
+            let repo = open()?;
+            let chained = run_chained(&repo, "post-commit", &[])?;
+            let ours = client::post_commit(repo)?;
+            Ok(worst(chained, ours))
+        }
+        HookAction::PreReceive => {
+            let input = read_stdin()?;
+            let repo = open()?;
+            // A chained hook that rejects the push has the last word.
+            if run_chained(&repo, "pre-receive", input.as_bytes())? != Outcome::Success {
+                return Ok(Outcome::Failed);
+            }
+            receive::pre_receive(&repo, &input)
+        }
+        HookAction::PostReceive => {
+            let input = read_stdin()?;
+            let repo = open()?;
+            let chained = run_chained(&repo, "post-receive", input.as_bytes())?;
+            let ours = receive::post_receive(&repo, &input)?;
+            Ok(worst(chained, ours))
+        }
+    }
+}
+
+fn worst(a: Outcome, b: Outcome) -> Outcome {
+    if a.exit_code() >= b.exit_code() { a } else { b }
+}
+
+/// The repository the hook or command runs in: the one git names in
+/// `GIT_DIR` (as it does for hooks), else the one around the current
+/// directory.
+fn open() -> Result<Repository, CliError> {
+    if let Some(dir) = std::env::var_os("GIT_DIR") {
+        return Repository::open(Path::new(&dir)).map_err(|e| CliError::new(e.to_string()));
+    }
+    Repository::discover(Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| {
+            CliError::new("not a git repository (or any of its parents)")
+                .hint("run it inside the repository whose hooks you mean")
+        })
+}
+
+fn hooks_dir(repo: &Repository) -> Result<std::path::PathBuf, CliError> {
+    repo.hooks_dir().map_err(|e| CliError::new(e.to_string()))
+}
+
+fn run_install(args: &InstallArgs) -> Result<Outcome, CliError> {
+    let repo = open()?;
+    let names = if args.server {
+        shim::SERVER
+    } else {
+        if repo.workdir().is_none() {
+            return Err(CliError::new(
+                "the repository is bare: the post-commit hook needs a working tree",
+            )
+            .hint("on a server, install the receive hooks: git clada hook install --server"));
+        }
+        shim::CLIENT
+    };
+    let existing = if args.chain {
+        Existing::Chain
+    } else if args.force {
+        Existing::Force
+    } else {
+        Existing::Refuse
+    };
+    let dir = hooks_dir(&repo)?;
+    let done = install::install(&dir, names, existing).map_err(|e| {
+        let hint = match &e {
+            InstallError::Foreign(_) => Some(
+                "add --chain to keep the existing hook and run it before clada's, or --force to replace it (it is kept as <name>.clada-replaced)",
+            ),
+            InstallError::AlreadyChained(_) => Some(
+                "merge the two hooks by hand, or move the chained one away, then install again",
+            ),
+            _ => None,
+        };
+        let err = CliError::new(e.to_string());
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    })?;
+    report(&dir, &done)?;
+    if args.server {
+        println!(
+            "clada: pushes to the inbox notes ref (git config clada.inboxRef, default refs/notes/clada-inbox) are now checked and applied; results go to refs/notes/clada-results"
+        );
+    }
+    Ok(Outcome::Success)
+}
+
+fn run_uninstall() -> Result<Outcome, CliError> {
+    let repo = open()?;
+    let dir = hooks_dir(&repo)?;
+    let names: Vec<&str> = shim::CLIENT.iter().chain(shim::SERVER).copied().collect();
+    let done = install::uninstall(&dir, &names).map_err(|e| CliError::new(e.to_string()))?;
+    report(&dir, &done)?;
+    Ok(Outcome::Success)
+}
+
+/// One line per hook that was there or was changed.
+fn report(dir: &Path, done: &[(String, Done)]) -> Result<(), CliError> {
+    super::write_stdout(|out| {
+        for (name, what) in done {
+            let path = dir.join(name);
+            let path = path.display();
+            match what {
+                Done::Installed => writeln!(out, "installed {path}"),
+                Done::Updated => writeln!(out, "updated {path} (it was already clada's)"),
+                Done::Chained(kept) => writeln!(
+                    out,
+                    "installed {path}; the hook that was there is kept as {} and runs first",
+                    kept.display()
+                ),
+                Done::Replaced(kept) => writeln!(
+                    out,
+                    "installed {path}; the hook that was there was moved to {}",
+                    kept.display()
+                ),
+                Done::Removed => writeln!(out, "removed {path}"),
+                Done::Restored => {
+                    writeln!(out, "removed {path}; the chained hook is back in its place")
+                }
+                Done::NotOurs => writeln!(out, "left {path}: it is not clada's"),
+                Done::Absent => Ok(()),
+            }?;
+        }
+        if done.iter().all(|(_, d)| *d == Done::Absent) {
+            writeln!(out, "no clada hook is installed in {}", dir.display())?;
+        }
+        Ok(())
+    })
+}
+
+/// Receive hooks read their whole input: it goes to a chained hook too.
+fn read_stdin() -> Result<String, CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Err(
+            CliError::new("this hook reads `<old> <new> <ref>` lines on standard input")
+                .hint("git runs it after a push; to run it by hand, pipe those lines in"),
+        );
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| CliError::new(format!("cannot read the hook's input: {e}")))?;
+    Ok(text)
+}
+
+/// Runs `<hooks dir>/<name>.clada-chained`, if there is one that git would
+/// have run (an executable file), with `input` on its standard input.
+/// `Failed` when it fails, `Success` otherwise.
+fn run_chained(repo: &Repository, name: &str, input: &[u8]) -> Result<Outcome, CliError> {
+    let path = install::beside(&hooks_dir(repo)?, name, CHAINED);
+    if !is_executable_file(&path) {
+        return Ok(Outcome::Success);
+    }
+    let cannot = |e: std::io::Error| {
+        CliError::new(format!(
+            "cannot run the chained hook {}: {e}",
+            path.display()
+        ))
+    };
+    let mut child = std::process::Command::new(&path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .map_err(cannot)?;
+    // Written from a thread: a hook that does not read its input must not
+    // block this one. A hook that exits early closes the pipe; that is fine.
+    let mut stdin = child.stdin.take();
+    let bytes = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(pipe) = stdin.as_mut() {
+            let _ = pipe.write_all(&bytes);
+        }
+    });
+    let status = child.wait().map_err(cannot)?;
+    let _ = writer.join();
+    if status.success() {
+        return Ok(Outcome::Success);
+    }
+    eprintln!(
+        "clada: the chained hook {} failed ({status})",
+        path.display()
+    );
+    Ok(Outcome::Failed)
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}

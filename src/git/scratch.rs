@@ -1,0 +1,228 @@
+//! The scratch working tree, where RUN commands and `--verify` run.
+//!
+//! Owns clada's own working tree of the repository: `<common git
+//! dir>/clada/scratch`, registered as the linked worktree `clada-scratch`
+//! (admin dir `<common git dir>/worktrees/clada-scratch`) so that git
+//! commands inside it work. The user's working tree is never where a
+//! command runs.
+//!
+//! It is created on first need and kept: its index always holds the tree
+//! recorded in the admin dir's `clada-tree`, and bringing it to another
+//! tree costs a status of it (stat calls, as `git status`) plus the files
+//! that differ — never a fresh checkout. Ignored files (build outputs,
+//! caches) stay from one apply to the next. Directories listed in
+//! `clada.sharedDirs` are symbolic links to the user's own (ignored)
+//! directories, such as `node_modules`, and are never part of a result.
+//!
+//! Whatever is on disk there belongs to clada: bringing it to a tree
+//! replaces anything in the way, and what was there is recovered from the
+//! status, so a scratch tree left half-updated by a crash heals on next use.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::snapshot::OnDisk;
+use super::worktree::Plan;
+use super::{GitError, Repository};
+
+/// The linked worktree's name (its admin dir under `worktrees/`).
+const NAME: &str = "clada-scratch";
+
+/// The file in the admin dir naming the tree the index holds.
+const RECORDED: &str = "clada-tree";
+
+/// clada's scratch working tree, open.
+pub struct Scratch {
+    repo: Repository,
+    dir: PathBuf,
+    admin: PathBuf,
+    /// Paths that are links to the user's directories (`clada.sharedDirs`).
+    shared: Vec<String>,
+    /// The user's working tree they link to.
+    main: Option<PathBuf>,
+    /// The index file as `sync` left it: a command that changes it (an
+    /// approved `git add`) makes the index differ from the recorded tree.
+    index_stamp: std::cell::Cell<Option<IndexStamp>>,
+}
+
+/// Enough of an index file's metadata to tell that someone rewrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+fn stamp(path: &Path) -> Option<IndexStamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    Some(IndexStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        inode: meta.ino(),
+    })
+}
+
+impl Repository {
+    /// The scratch working tree, created (empty) if it does not exist.
+    /// `shared`: directories of the user's working tree to link into it.
+    pub fn scratch(&self, shared: &[String]) -> Result<Scratch, GitError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            GitError::op(format!("{what} the scratch working tree"), e)
+        };
+        // Absolute: the paths are written into git's link files.
+        let common = std::path::absolute(self.repo.common_dir()).map_err(|e| fail("find", &e))?;
+        let dir = common.join("clada").join("scratch");
+        let admin = common.join("worktrees").join(NAME);
+        let link_file = dir.join(".git");
+        let registered = std::fs::read_to_string(admin.join("gitdir")).ok();
+        let expected = format!("{}\n", link_file.display());
+        if !link_file.is_file() || registered.as_deref() != Some(expected.as_str()) {
+            // First use, or a tree someone removed half-way: register it
+            // again. Files already there are kept (and healed by `sync`).
+            let create = || -> std::io::Result<()> {
+                std::fs::create_dir_all(&dir)?;
+                std::fs::create_dir_all(&admin)?;
+                std::fs::write(&link_file, format!("gitdir: {}\n", admin.display()))?;
+                std::fs::write(admin.join("gitdir"), &expected)?;
+                std::fs::write(admin.join("commondir"), "../..\n")?;
+                // git prunes a worktree whose directory is gone; `locked`
+                // says why this one must stay while it exists.
+                std::fs::write(admin.join("locked"), "git-clada's scratch working tree\n")?;
+                if !admin.join("HEAD").exists() {
+                    std::fs::write(admin.join("HEAD"), "ref: refs/heads/clada-scratch-unborn\n")?;
+                }
+                // The index and the tree it holds start over together.
+                let _ = std::fs::remove_file(admin.join("index"));
+                let _ = std::fs::remove_file(admin.join(RECORDED));
+                Ok(())
+            };
+            create().map_err(|e| fail("create", &e))?;
+        }
+        let mut repo = gix::open(&dir).map_err(|e| fail("open", &e))?;
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        Ok(Scratch {
+            repo: Repository { repo },
+            dir,
+            admin,
+            shared: shared.to_vec(),
+            // Absolute: the links are read from inside the scratch tree.
+            main: self.workdir().and_then(|w| std::path::absolute(w).ok()),
+            index_stamp: std::cell::Cell::new(None),
+        })
+    }
+}
+
+impl Scratch {
+    /// Where commands run.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The tree the index holds, if recorded.
+    fn recorded(&self) -> Option<ObjectId> {
+        let text = std::fs::read_to_string(self.admin.join(RECORDED)).ok()?;
+        let id = ObjectId::from_hex(text.trim().as_bytes()).ok()?;
+        // A recorded tree that is gone (pruned) cannot be trusted.
+        self.repo.repo.find_tree(id).ok().map(|_| id)
+    }
+
+    fn is_shared(&self, path: &str) -> bool {
+        self.shared.iter().any(|s| {
+            path == s
+                || path
+                    .strip_prefix(s.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    }
+
+    /// Brings the scratch working tree and its index to `tree`. `head` is
+    /// what `HEAD` shows inside it (the apply's `pre` commit, or the
+    /// unborn branch's name) so that `git diff` there shows the reply's
+    /// changes.
+    pub fn sync(&self, tree: ObjectId, head: Result<ObjectId, &str>) -> Result<(), GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::op("update the scratch working tree", e);
+        let head_text = match head {
+            Ok(id) => format!("{id}\n"),
+            Err(branch) => format!("ref: {branch}\n"),
+        };
+        std::fs::write(self.admin.join("HEAD"), head_text).map_err(|e| fail(&e))?;
+        let recorded = match self.recorded() {
+            Some(id) => id,
+            None => {
+                let _ = std::fs::remove_file(self.admin.join("index"));
+                self.repo.empty_tree()?
+            }
+        };
+        let state = self
+            .repo
+            .snapshot_with(recorded, true, &|p| self.is_shared(p))?;
+        let changed = self.repo.tree_changes(state.tree, tree)?;
+        if !changed.is_empty() || !state.paths.is_empty() {
+            let plan = Plan {
+                commit: tree,
+                snapshot: state.paths,
+                changed,
+            };
+            let done = self.repo.update_paths(&plan, true)?;
+            if let Some((path, why)) = done.kept.first() {
+                return Err(fail(&format!("{path}: {why}")));
+            }
+        }
+        std::fs::write(self.admin.join(RECORDED), format!("{tree}\n")).map_err(|e| fail(&e))?;
+        self.index_stamp.set(stamp(&self.admin.join("index")));
+        self.link_shared()
+    }
+
+    /// Links each shared directory of the user's working tree in, where
+    /// nothing else is in the way.
+    fn link_shared(&self) -> Result<(), GitError> {
+        let Some(main) = &self.main else {
+            return Ok(());
+        };
+        for shared in &self.shared {
+            let source = main.join(shared);
+            let link = self.dir.join(shared);
+            if !source.is_dir() || std::fs::symlink_metadata(&link).is_ok() {
+                continue;
+            }
+            if let Some(parent) = link.parent() {
+                std::fs::create_dir_all(parent)
+                    .and_then(|()| std::os::unix::fs::symlink(&source, &link))
+                    .map_err(|e| GitError::op(format!("link the shared directory {shared}"), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What the scratch working tree holds now, as a tree: the synced tree
+    /// with every path commands changed (modified, deleted, new and not
+    /// ignored) taken from the disk, and those paths.
+    pub fn scan(&self) -> Result<(ObjectId, Vec<(String, OnDisk)>), GitError> {
+        let recorded = self.recorded().ok_or_else(|| {
+            GitError::op(
+                "read the scratch working tree",
+                "it was never brought to a tree",
+            )
+        })?;
+        // Trust the index to hold the recorded tree only if nobody rewrote
+        // it since: otherwise compare the tree with the index too.
+        let untouched = self.index_stamp.get().is_some()
+            && self.index_stamp.get() == stamp(&self.admin.join("index"));
+        let state = self
+            .repo
+            .snapshot_with(recorded, untouched, &|p| self.is_shared(p))?;
+        Ok((state.tree, state.paths))
+    }
+}
+
+impl Repository {
+    /// The empty tree, written (gix does not assume it exists).
+    fn empty_tree(&self) -> Result<ObjectId, GitError> {
+        self.repo
+            .write_object(gix::objs::Tree::empty())
+            .map(gix::Id::detach)
+            .map_err(|e| GitError::op("write the empty tree", e))
+    }
+}

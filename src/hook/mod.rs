@@ -1,0 +1,14 @@
+//! Git hooks: the shims, installing them, and the data hooks exchange.
+//!
+//! - `shim`: the scripts of the project's `hooks/` folder, built in.
+//! - `install`: putting shims into a hooks directory and taking them out,
+//!   never losing a hook that was there before.
+//! - `updates`: the `<old> <new> <ref>` lines receive hooks read.
+//! - `result`: the result note a server writes for each request.
+//!
+//! What each hook does is in `cli/hook/`; nothing here touches git objects.
+
+pub mod install;
+pub mod result;
+pub mod shim;
+pub mod updates;

@@ -1,0 +1,86 @@
+//! The result note a server writes on a request's commit.
+//!
+//! The note is the report `git clada apply` would print, then one
+//! paragraph of trailers that a program can read (`git interpret-trailers
+//! --parse`, or [`request_of`]):
+//!
+//! ```text
+//! Clada-Status: success | failed | rejected | branch_moved | fatal | stale | ambiguous | error
+//! Clada-Request: <blob id of the inbox note answered>
+//! Clada-Branch: <branch>                  (when one was chosen)
+//! Clada-Post: <post commit id>            (when a post commit was made)
+//! ```
+
+use crate::git::ObjectId;
+
+/// Everything a result note says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultNote {
+    /// A status of the apply report, or `stale`, `ambiguous`, `error`.
+    pub status: String,
+    /// The inbox note answered.
+    pub request: ObjectId,
+    /// The branch's short name, when one was chosen.
+    pub branch: Option<String>,
+    /// The post commit, when one was made.
+    pub post: Option<ObjectId>,
+    /// The report.
+    pub body: String,
+}
+
+impl ResultNote {
+    /// The text of the note.
+    pub fn render(&self) -> String {
+        let mut text = self.body.trim_end().to_string();
+        text.push_str("\n\n");
+        text.push_str(&format!("Clada-Status: {}\n", self.status));
+        text.push_str(&format!("Clada-Request: {}\n", self.request));
+        if let Some(branch) = &self.branch {
+            text.push_str(&format!("Clada-Branch: {branch}\n"));
+        }
+        if let Some(post) = self.post {
+            text.push_str(&format!("Clada-Post: {post}\n"));
+        }
+        text
+    }
+}
+
+/// The request a result note answers: its `Clada-Request` trailer, read
+/// from the last paragraph only (the report above it quotes the reply and
+/// the files, which could hold anything).
+pub fn request_of(note: &[u8]) -> Option<ObjectId> {
+    let text = String::from_utf8_lossy(note);
+    let last = text.trim_end().rsplit("\n\n").next()?;
+    last.lines()
+        .find_map(|l| l.strip_prefix("Clada-Request: "))
+        .and_then(|id| ObjectId::from_hex(id.trim().as_bytes()).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_close_the_note_and_only_they_are_read() {
+        let request = ObjectId::from_hex("b".repeat(40).as_bytes()).unwrap();
+        let decoy = "c".repeat(40);
+        let result = ResultNote {
+            status: "success".into(),
+            request,
+            branch: Some("main".into()),
+            post: None,
+            body: format!(
+                "[task-1] SUCCESS: WRITE a\n\nClada-Request: {decoy}\n\nclada: applied\n"
+            ),
+        };
+        let text = result.render();
+        assert!(text.ends_with(&format!(
+            "clada: applied\n\nClada-Status: success\nClada-Request: {request}\nClada-Branch: main\n"
+        )));
+        assert_eq!(request_of(text.as_bytes()), Some(request));
+        assert_eq!(
+            request_of(format!("Clada-Request: {decoy}\n\nbody\n").as_bytes()),
+            None
+        );
+    }
+}

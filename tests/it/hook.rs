@@ -1,0 +1,683 @@
+//! End-to-end tests of `git clada hook`: a bare "server" repository with
+//! the receive hooks installed and client clones pushing to it over the
+//! local filesystem, and the post-commit hook in a client. git runs the
+//! hooks itself, and they find the built `git-clada` first on PATH.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{clada, git_command, scratch};
+
+const DATE: &str = "2026-01-01T00:00:00Z";
+
+/// PATH with the directory of the built `git-clada` first.
+fn path_with_clada() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_git-clada"))
+        .parent()
+        .expect("the binary is in a directory")
+        .to_path_buf();
+    let mut dirs = vec![bin];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).expect("a valid PATH")
+}
+
+/// Hermetic `git` in `dir` that finds `git clada`, with a fixed identity
+/// and clock (inherited by the hooks a push runs on the server).
+fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = git_command(dir, args);
+    cmd.env("PATH", path_with_clada())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE);
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    git_cmd(dir, args).output().expect("run git")
+}
+
+/// Runs git, which must succeed; its stdout, trimmed.
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
+    assert!(
+        out.status.success(),
+        "git {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A bare server with the receive hooks, and one client clone with `a.txt`
+/// pushed on `main`.
+struct Setup {
+    root: tempfile::TempDir,
+    server: PathBuf,
+    client: PathBuf,
+}
+
+fn setup() -> Setup {
+    let root = scratch();
+    let server = root.path().join("server.git");
+    ok(
+        root.path(),
+        &["init", "-q", "--bare", "-b", "main", "server.git"],
+    );
+    clada(root.path(), &server)
+        .args(["hook", "install", "--server"])
+        .assert()
+        .success();
+    let client = clone(root.path(), &server, "client");
+    std::fs::write(client.join("a.txt"), "hi\n").unwrap();
+    ok(&client, &["add", "a.txt"]);
+    ok(&client, &["commit", "-q", "-m", "add a"]);
+    ok(&client, &["push", "-q", "origin", "main"]);
+    Setup {
+        root,
+        server,
+        client,
+    }
+}
+
+fn clone(root: &Path, server: &Path, name: &str) -> PathBuf {
+    ok(root, &["clone", "-q", server.to_str().unwrap(), name]);
+    root.join(name)
+}
+
+/// Adds `reply` as the inbox note on `rev` in `client` (replacing one).
+fn note(client: &Path, rev: &str, reply: &str) {
+    let file = client.join(".git/reply.md");
+    std::fs::write(&file, reply).unwrap();
+    ok(
+        client,
+        &[
+            "notes",
+            "--ref",
+            "clada-inbox",
+            "add",
+            "-f",
+            "-F",
+            file.to_str().unwrap(),
+            rev,
+        ],
+    );
+}
+
+/// Pushes the inbox (forced: it is a request queue, see doc/hooks.md).
+fn push_inbox(client: &Path) -> Output {
+    run(client, &["push", "origin", "+refs/notes/clada-inbox"])
+}
+
+/// Fetches the branches and the result notes into the client.
+fn fetch(client: &Path) {
+    ok(
+        client,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/notes/clada-results:refs/notes/clada-results",
+        ],
+    );
+}
+
+/// The result note on `rev`, as fetched.
+fn result(client: &Path, rev: &str) -> String {
+    ok(client, &["notes", "--ref", "clada-results", "show", rev])
+}
+
+fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
+    note.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+}
+
+const EDIT: &str =
+    "Please apply:\n<---SEARCH file=\"a.txt\"--->\nhi\n<---REPLACE--->\nhello\n<---END--->\n";
+
+#[test]
+fn a_valid_note_is_applied_on_the_server_and_the_result_fetched() {
+    let s = setup();
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    // The pusher sees the outcome in the push's own output.
+    let said = text(&pushed.stderr);
+    assert!(
+        said.contains("remote: [task-1] SUCCESS: SEARCH a.txt"),
+        "{said}"
+    );
+    fetch(&s.client);
+    let post = ok(&s.client, &["rev-parse", "origin/main"]);
+    assert_ne!(post, tip);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main^"]), tip);
+    assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
+    let message = ok(&s.client, &["log", "-1", "--format=%B", "origin/main"]);
+    assert!(message.starts_with("[clada:post] edit a.txt"), "{message}");
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Branch"), Some("main"));
+    assert_eq!(trailer(&found, "Clada-Post"), Some(post.as_str()));
+    assert_eq!(
+        trailer(&found, "Clada-Request"),
+        Some(ok(&s.client, &["notes", "--ref", "clada-inbox", "list", &tip]).as_str())
+    );
+    assert!(found.contains("[task-1] SUCCESS: SEARCH a.txt - replaced 1 match"));
+    // The reply is kept as a note on the post commit, as with a local apply;
+    // the server repository is sound.
+    assert_eq!(
+        ok(&s.server, &["notes", "--ref", "clada", "show", &post]),
+        EDIT.trim_end()
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+    // The server's HEAD still names main, and no lock is left behind.
+    assert_eq!(ok(&s.server, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert!(!s.server.join("clada.lock").exists());
+}
+
+#[test]
+fn a_note_answered_before_is_not_applied_again() {
+    let s = setup();
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    assert!(push_inbox(&s.client).status.success());
+    // The inbox is deleted on the server and pushed again whole: every
+    // note in it is new to the server, but this one has its answer.
+    ok(
+        &s.client,
+        &["push", "-q", "origin", ":refs/notes/clada-inbox"],
+    );
+    let again = push_inbox(&s.client);
+    assert!(again.status.success());
+    assert!(
+        text(&again.stderr).contains("was answered before"),
+        "{}",
+        text(&again.stderr)
+    );
+    fetch(&s.client);
+    assert_eq!(
+        trailer(&result(&s.client, &tip), "Clada-Status"),
+        Some("success")
+    );
+    assert_eq!(
+        ok(&s.client, &["rev-list", "--count", "origin/main"]),
+        "2",
+        "one post commit, not two"
+    );
+}
+
+#[test]
+fn a_malformed_note_is_rejected_at_push_with_its_diagnostics() {
+    let s = setup();
+    note(
+        &s.client,
+        "HEAD",
+        "<---WRTIE file=\"b.txt\"--->\nx\n<---END--->\n",
+    );
+    let pushed = push_inbox(&s.client);
+    assert!(!pushed.status.success());
+    let said = text(&pushed.stderr);
+    assert!(
+        said.contains("remote: fatal: Unknown operation: WRTIE"),
+        "{said}"
+    );
+    assert!(said.contains("did you mean WRITE?"), "{said}");
+    assert!(said.contains("clada: push rejected"), "{said}");
+    assert!(said.contains("pre-receive hook declined"), "{said}");
+    // Nothing reached the server: no inbox, no result, main unmoved.
+    let refs = ok(&s.server, &["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(refs, "refs/heads/main");
+}
+
+#[test]
+fn a_note_on_a_commit_that_is_not_a_branch_tip_is_reported_stale() {
+    let s = setup();
+    std::fs::write(s.client.join("a.txt"), "hi again\nhi\n").unwrap();
+    ok(&s.client, &["commit", "-q", "-am", "second"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let old = ok(&s.client, &["rev-parse", "HEAD^"]);
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD^", EDIT);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &old);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("stale"), "{found}");
+    assert!(found.contains("is not the tip of any branch"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Post"), None);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
+}
+
+#[test]
+fn run_is_refused_on_a_server_unless_server_run_is_set() {
+    let s = setup();
+    let reply = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n\
+                 <---RUN--->\necho hi\n<---END--->\n\
+                 <---TASKS--->\n<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n<---RUN--->\nls\n<---END--->\n<---END--->\n";
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", reply);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success());
+    assert!(
+        text(&pushed.stderr).contains("its RUN operations will be refused"),
+        "{}",
+        text(&pushed.stderr)
+    );
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("failed"), "{found}");
+    assert!(
+        found.contains(
+            "[task-2] SKIP: RUN echo hi - command_not_allowed: RUN is disabled on this server"
+        ),
+        "{found}"
+    );
+    assert!(
+        found.contains("[task-3] SKIP: TASKS - task 3.2: command_not_allowed"),
+        "{found}"
+    );
+    // The edit outside the block is applied; the block's is not.
+    assert_eq!(ok(&s.client, &["show", "origin/main:b.txt"]), "b");
+    assert!(
+        !run(&s.client, &["cat-file", "-e", "origin/main:c.txt"])
+            .status
+            .success()
+    );
+
+    // With clada.serverRun the commands run, in a scratch working tree of
+    // the bare repository, and what they change is committed.
+    ok(&s.server, &["config", "clada.serverRun", "true"]);
+    ok(&s.client, &["merge", "-q", "--ff-only", "origin/main"]);
+    note(
+        &s.client,
+        "HEAD",
+        "<---RUN--->\necho hi\ncp b.txt b2.txt\n<---END--->\n",
+    );
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success());
+    assert!(!text(&pushed.stderr).contains("will be refused"));
+    fetch(&s.client);
+    let found = result(&s.client, "HEAD");
+    assert!(found.contains("[task-1:exec] hi"), "{found}");
+    assert!(found.contains("[task-1] SUCCESS: RUN echo hi"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert_eq!(ok(&s.client, &["show", "origin/main:b2.txt"]), "b");
+}
+
+#[test]
+fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
+    let s = setup();
+    let other = clone(s.root.path(), &s.server, "other");
+    ok(&other, &["switch", "-q", "-c", "feature"]);
+    std::fs::write(other.join("b.txt"), "one\n").unwrap();
+    ok(&other, &["add", "b.txt"]);
+    ok(&other, &["commit", "-q", "-m", "add b"]);
+    ok(&other, &["push", "-q", "origin", "feature"]);
+    let main_tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    let feature_tip = ok(&other, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    note(
+        &other,
+        "HEAD",
+        "<---SEARCH file=\"b.txt\"--->\none\n<---REPLACE--->\ntwo\n<---END--->\n",
+    );
+
+    // The first push stops in post-receive right after taking the lock.
+    let pause = s.root.path().join("pause");
+    let first = {
+        let mut cmd = git_cmd(&s.client, &["push", "origin", "+refs/notes/clada-inbox"]);
+        cmd.env("CLADA_PAUSE", format!("hook-locked:{}", pause.display()));
+        std::thread::spawn(move || cmd.output().expect("push"))
+    };
+    let reached = PathBuf::from(format!("{}.reached", pause.display()));
+    let started = std::time::Instant::now();
+    while !reached.exists() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the first push never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = {
+        let mut cmd = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"]);
+        std::thread::spawn(move || cmd.output().expect("push"))
+    };
+    // While the first holds the lock, the second waits for it.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(
+        !second.is_finished(),
+        "the second push did not wait for the lock"
+    );
+    std::fs::write(format!("{}.go", pause.display()), b"").unwrap();
+    let (first, second) = (first.join().unwrap(), second.join().unwrap());
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(second.status.success(), "{}", text(&second.stderr));
+
+    fetch(&s.client);
+    assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
+    assert_eq!(ok(&s.client, &["show", "origin/feature:b.txt"]), "two");
+    for tip in [&main_tip, &feature_tip] {
+        let found = result(&s.client, tip);
+        assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    }
+    assert_eq!(
+        trailer(&result(&s.client, &feature_tip), "Clada-Branch"),
+        Some("feature")
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn pushes_to_the_results_ref_are_refused() {
+    let s = setup();
+    ok(
+        &s.client,
+        &[
+            "notes",
+            "--ref",
+            "clada-results",
+            "add",
+            "-m",
+            "forged",
+            "HEAD",
+        ],
+    );
+    let pushed = run(&s.client, &["push", "origin", "refs/notes/clada-results"]);
+    assert!(!pushed.status.success());
+    assert!(
+        text(&pushed.stderr).contains("only the server writes it"),
+        "{}",
+        text(&pushed.stderr)
+    );
+}
+
+/// A client repository (not bare) with one commit.
+fn client_repo() -> tempfile::TempDir {
+    let dir = scratch();
+    ok(dir.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.path().join("a.txt"), "hi\n").unwrap();
+    ok(dir.path(), &["add", "a.txt"]);
+    ok(dir.path(), &["commit", "-q", "-m", "initial"]);
+    dir
+}
+
+fn commit_with_message(dir: &Path, message: &str) -> Output {
+    let file = dir.join(".git/message.txt");
+    std::fs::write(&file, message).unwrap();
+    run(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-F",
+            file.to_str().unwrap(),
+        ],
+    )
+}
+
+#[test]
+fn post_commit_applies_the_csl_in_a_commit_message() {
+    let dir = client_repo();
+    clada(dir.path(), dir.path())
+        .args(["hook", "install"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("installed"));
+    // A commit without CSL is left alone.
+    let plain = commit_with_message(dir.path(), "just a commit\n");
+    assert!(plain.status.success());
+    assert_eq!(
+        ok(dir.path(), &["log", "-1", "--format=%s"]),
+        "just a commit"
+    );
+    // git sends a hook's stdout to stderr.
+    assert!(text(&plain.stderr).is_empty(), "{}", text(&plain.stderr));
+
+    let asked = commit_with_message(
+        dir.path(),
+        "Ask for a greeting\n\n<---WRITE file=\"b.txt\"--->\nhello\n<---END--->\n",
+    );
+    assert!(asked.status.success(), "{}", text(&asked.stderr));
+    assert!(
+        text(&asked.stderr).contains("[task-1] SUCCESS: WRITE b.txt"),
+        "{}",
+        text(&asked.stderr)
+    );
+    // The post commit sits on the commit that asked; the working tree has
+    // the file, and nothing is left uncommitted.
+    let log = ok(dir.path(), &["log", "--format=%s", "-3"]);
+    assert_eq!(
+        log,
+        "[clada:post] create b.txt\nAsk for a greeting\njust a commit"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(ok(dir.path(), &["status", "--porcelain"]), "");
+
+    // A rebase replays the asking commit and its post commit: nothing is
+    // applied a second time.
+    ok(dir.path(), &["switch", "-q", "-c", "side", "HEAD~2"]);
+    std::fs::write(dir.path().join("d.txt"), "d\n").unwrap();
+    ok(dir.path(), &["add", "d.txt"]);
+    ok(dir.path(), &["commit", "-q", "-m", "side work"]);
+    let rebased = run(dir.path(), &["rebase", "-q", "side", "main"]);
+    assert!(rebased.status.success(), "{}", text(&rebased.stderr));
+    assert!(
+        text(&rebased.stderr).contains("a git rebase is in progress"),
+        "{}",
+        text(&rebased.stderr)
+    );
+    assert_eq!(
+        ok(dir.path(), &["log", "--format=%s", "-4"]),
+        "[clada:post] create b.txt\nAsk for a greeting\nside work\njust a commit"
+    );
+    assert_eq!(ok(dir.path(), &["status", "--porcelain"]), "");
+
+    // Detached, the hook says how to apply on a branch and changes nothing.
+    ok(dir.path(), &["switch", "-q", "--detach"]);
+    let detached = commit_with_message(
+        dir.path(),
+        "more\n\n<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n",
+    );
+    assert!(detached.status.success());
+    assert!(
+        text(&detached.stderr).contains("git clada apply --from-commit"),
+        "{}",
+        text(&detached.stderr)
+    );
+    assert!(!dir.path().join("c.txt").exists());
+}
+
+#[test]
+fn installing_over_an_existing_hook_refuses_then_chains_and_uninstall_restores_it() {
+    let dir = client_repo();
+    let hooks = dir.path().join(".git/hooks");
+    let mine =
+        "#!/bin/sh\necho \"$(git log -1 --format=%s)\" >> \"$(git rev-parse --git-dir)/seen\"\n";
+    std::fs::write(hooks.join("post-commit"), mine).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            hooks.join("post-commit"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    clada(dir.path(), dir.path())
+        .args(["hook", "install"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "is not clada's; nothing was installed",
+        ))
+        .stderr(predicates::str::contains("--chain"));
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("post-commit")).unwrap(),
+        mine
+    );
+
+    clada(dir.path(), dir.path())
+        .args(["hook", "install", "--chain"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("post-commit.clada-chained"));
+    let asked = commit_with_message(
+        dir.path(),
+        "asked\n\n<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    );
+    assert!(asked.status.success(), "{}", text(&asked.stderr));
+    // Both ran: the old hook first (it saw the asking commit), then clada.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".git/seen")).unwrap(),
+        "asked\n"
+    );
+    assert_eq!(
+        ok(dir.path(), &["log", "-1", "--format=%s"]),
+        "[clada:post] create b.txt"
+    );
+
+    clada(dir.path(), dir.path())
+        .args(["hook", "uninstall"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("the chained hook is back"));
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("post-commit")).unwrap(),
+        mine
+    );
+    assert!(!hooks.join("post-commit.clada-chained").exists());
+}
+
+#[test]
+fn install_honours_core_hooks_path_and_refuses_the_client_hook_in_a_bare_repository() {
+    let dir = client_repo();
+    ok(dir.path(), &["config", "core.hooksPath", "githooks"]);
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    // Relative to the top of the working tree, wherever it is run from.
+    clada(dir.path(), &sub)
+        .args(["hook", "install"])
+        .assert()
+        .success();
+    assert!(dir.path().join("githooks/post-commit").exists());
+    assert!(!dir.path().join(".git/hooks/post-commit").exists());
+    let asked = commit_with_message(
+        dir.path(),
+        "asked\n\n<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    );
+    assert!(asked.status.success());
+    assert!(
+        dir.path().join("b.txt").exists(),
+        "git ran the hook from core.hooksPath"
+    );
+
+    let bare = scratch();
+    ok(bare.path(), &["init", "-q", "--bare"]);
+    clada(bare.path(), bare.path())
+        .args(["hook", "install"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--server"));
+}
+
+#[test]
+fn a_branch_checked_out_in_a_non_bare_server_is_not_moved() {
+    let root = scratch();
+    let server = root.path().join("server");
+    ok(root.path(), &["init", "-q", "-b", "main", "server"]);
+    std::fs::write(server.join("a.txt"), "hi\n").unwrap();
+    ok(&server, &["add", "a.txt"]);
+    ok(&server, &["commit", "-q", "-m", "initial"]);
+    clada(root.path(), &server)
+        .args(["hook", "install", "--server"])
+        .assert()
+        .success();
+    let client = clone(root.path(), &server, "client");
+    let tip = ok(&client, &["rev-parse", "HEAD"]);
+    note(&client, "HEAD", EDIT);
+    let pushed = push_inbox(&client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&client);
+    let found = result(&client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("error"), "{found}");
+    assert!(
+        found.contains("checked out in the server's working tree"),
+        "{found}"
+    );
+    assert_eq!(ok(&server, &["rev-parse", "main"]), tip);
+    assert_eq!(ok(&server, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_request_that_cannot_be_applied_gets_an_error_result_and_changes_nothing() {
+    let s = setup();
+    std::fs::create_dir(s.client.join(".clada")).unwrap();
+    std::fs::write(s.client.join(".clada/config.toml"), "match = \n").unwrap();
+    ok(&s.client, &["add", ".clada/config.toml"]);
+    ok(&s.client, &["commit", "-q", "-m", "broken team config"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("error"), "{found}");
+    assert!(found.contains(".clada/config.toml is malformed"), "{found}");
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
+}
+
+#[test]
+fn without_pre_receive_a_malformed_note_gets_a_fatal_result() {
+    let s = setup();
+    std::fs::remove_file(s.server.join("hooks/pre-receive")).unwrap();
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(
+        &s.client,
+        "HEAD",
+        "<---WRTIE file=\"b.txt\"--->\nx\n<---END--->\n",
+    );
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("fatal"), "{found}");
+    assert!(found.contains("did you mean WRITE?"), "{found}");
+    assert!(found.contains("FATAL: nothing was applied"), "{found}");
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
+}
+
+#[test]
+fn a_pushed_verify_command_is_not_run_on_a_server_that_refuses_commands() {
+    let s = setup();
+    std::fs::create_dir(s.client.join(".clada")).unwrap();
+    std::fs::write(s.client.join(".clada/config.toml"), "verify = \"false\"\n").unwrap();
+    ok(&s.client, &["add", ".clada"]);
+    ok(&s.client, &["commit", "-q", "-m", "team verify"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(
+        &s.client,
+        "HEAD",
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    );
+    assert!(push_inbox(&s.client).status.success());
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert!(!found.contains("[verify]"), "{found}");
+    assert_eq!(ok(&s.client, &["show", "origin/main:b.txt"]), "b");
+}
