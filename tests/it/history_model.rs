@@ -1,14 +1,15 @@
 //! Model-based property test of the history commands.
 //!
-//! Random sequences of apply / user edit / user commit / undo / redo /
-//! step-back / step-forward / squash run on a small repository, and after
-//! each step the repository is compared with a simple reference model:
-//! the exit status (done or refused), the files on disk, whether HEAD is
-//! detached, `git status` (so the index, which the user may stage into),
-//! and the kinds of the commits on the branch. Invariants checked along the way: no clada command ever
-//! makes content unreachable (every blob reachable from a ref, a reflog,
-//! the index or the working tree before it stays so after it), and `git
-//! fsck` finds nothing wrong at the end.
+//! Random sequences of apply (WRITE, or RUN `rm`) / user edit / user stage
+//! / user commit / undo / redo / step-back / step-forward / squash run on a
+//! small repository, and after each step the repository is compared with a
+//! simple reference model: the exit status (done, task failed or refused),
+//! the files on disk, whether HEAD is detached, `git status` (so the index,
+//! which the user may stage into), and the kinds of the commits on the
+//! branch. Invariants checked along the way: no clada command ever makes
+//! content unreachable (every blob reachable from a ref, a reflog, the
+//! index or the working tree before it stays so after it), and `git fsck`
+//! finds nothing wrong at the end.
 //!
 //! The case count is kept small (48, about 5 s): each step runs the binary
 //! and git a few times. `CLADA_MODEL_CASES=400` runs more.
@@ -26,6 +27,9 @@ type Files = BTreeMap<String, String>;
 #[derive(Debug, Clone)]
 enum Op {
     Apply(usize, u8),
+    /// An apply whose reply deletes a file with RUN `rm` (it fails when the
+    /// file is not there).
+    Remove(usize),
     /// The user writes (or, `None`, deletes) a file.
     Edit(usize, Option<u8>),
     /// The user stages everything (`git add -A`).
@@ -44,6 +48,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..3usize, 0..4u8).prop_map(|(f, c)| Op::Apply(f, c)),
+        1 => (0..3usize).prop_map(Op::Remove),
         3 => (0..3usize, proptest::option::weighted(0.8, 0..3u8)).prop_map(|(f, c)| Op::Edit(f, c)),
         1 => Just(Op::Stage),
         1 => Just(Op::Commit),
@@ -99,6 +104,8 @@ struct Model {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
     Done,
+    /// A task failed (exit 1).
+    Failed,
     Refused,
 }
 
@@ -192,7 +199,12 @@ impl Model {
                 }
                 return None;
             }
-            _ if stepped && matches!(op, Op::Apply(..) | Op::Undo(_) | Op::Redo | Op::Squash) => {
+            _ if stepped
+                && matches!(
+                    op,
+                    Op::Apply(..) | Op::Remove(_) | Op::Undo(_) | Op::Redo | Op::Squash
+                ) =>
+            {
                 Refused
             }
             Op::Apply(f, c) => {
@@ -207,6 +219,21 @@ impl Model {
                 }
                 let mut post = self.work.clone();
                 post.insert(FILES[*f].into(), content);
+                let id = self.add(Kind::Post, post.clone());
+                self.branch.push(id);
+                self.reset_to(post);
+                Done
+            }
+            Op::Remove(f) => {
+                if !self.work.contains_key(FILES[*f]) {
+                    return Some(Failed);
+                }
+                if self.work != *self.tree(self.tip()) {
+                    let pre = self.add(Kind::Pre, self.work.clone());
+                    self.branch.push(pre);
+                }
+                let mut post = self.work.clone();
+                post.remove(FILES[*f]);
                 let id = self.add(Kind::Post, post.clone());
                 self.branch.push(id);
                 self.reset_to(post);
@@ -444,6 +471,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 vec!["apply".into(), "-".into()],
                 Some(write_reply(FILES[*f], &format!("r{c}\n"))),
             ),
+            Op::Remove(f) => (
+                vec!["apply".into(), "-".into()],
+                Some(format!("<---RUN--->\nrm {}\n<---END--->\n", FILES[*f])),
+            ),
             Op::Undo(n) => (vec!["undo".into(), n.to_string()], None),
             Op::Redo => (vec!["redo".into()], None),
             Op::StepBack(n) => (vec!["step-back".into(), n.to_string()], None),
@@ -455,7 +486,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         // the working tree, so content that is only in the index (staged,
         // then changed on disk) is not kept. Every other command keeps the
         // index's content too.
-        let index_kept = !matches!(op, Op::Apply(..));
+        let index_kept = !matches!(op, Op::Apply(..) | Op::Remove(_));
         let before = reachable(&r, &contents, index_kept);
         let expect = model.step(op);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -464,7 +495,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             .write_stdin(stdin.unwrap_or_default())
             .output()
             .unwrap();
-        let want = if expect == Some(Expect::Done) { 0 } else { 2 };
+        let want = match expect {
+            Some(Expect::Done) => 0,
+            Some(Expect::Failed) => 1,
+            _ => 2,
+        };
         prop_assert_eq!(
             out.status.code(),
             Some(want),
