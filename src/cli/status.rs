@@ -1,8 +1,8 @@
 //! `git clada status`: where the user is, and what they can do next.
 //!
-//! Read-only: it takes no lock (a long apply must not make it wait) and
-//! finishes nothing; it says when another clada command holds the lock or
-//! an interrupted update waits to be finished.
+//! Read-only: it takes no lock (a long apply must not make it wait),
+//! writes no object and finishes nothing; it says when another clada
+//! command holds the lock or an interrupted update waits to be finished.
 
 use serde::Serialize;
 
@@ -137,7 +137,7 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         0
     };
     let head_tree = repo.tree_of(head_commit).map_err(git_err)?;
-    let state = repo.work_state(head_tree).map_err(git_err)?;
+    let (changed, unmerged) = repo.changed_paths(head_tree).map_err(git_err)?;
     let lock = repo.git_dir().join(crate::git::lock::LOCK_NAME);
     let lock_holder = std::fs::read_to_string(&lock)
         .ok()
@@ -158,10 +158,10 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         }),
         undoable,
         redoable,
-        uncommitted: if state.unmerged.is_empty() {
-            state.changed
+        uncommitted: if unmerged.is_empty() {
+            changed
         } else {
-            state.unmerged
+            unmerged
         },
         rejected: repo.refs_under("refs/clada/rejected/").map_err(git_err)?,
         lock_holder,

@@ -42,7 +42,7 @@ impl Repository {
     /// With `index_is_head`, the caller knows the index holds exactly
     /// `head_tree` (clada's own scratch tree) and only the working tree is
     /// compared with it.
-    fn dirty_paths(
+    pub(super) fn dirty_paths(
         &self,
         head_tree: ObjectId,
         index_is_head: bool,

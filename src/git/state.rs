@@ -44,6 +44,27 @@ pub(super) fn kind_of_index_mode(mode: gix::index::entry::Mode) -> Option<EntryK
 }
 
 impl Repository {
+    /// The paths where the working tree or index differ from `base`, and
+    /// those with unresolved conflicts, without storing anything (for
+    /// commands that only report).
+    pub fn changed_paths(&self, base: ObjectId) -> Result<(Vec<String>, Vec<String>), GitError> {
+        let changed = self.dirty_paths(base, false)?.into_iter().collect();
+        let index = gix::index::File::at_or_default(
+            self.repo.index_path(),
+            self.repo.object_hash(),
+            true,
+            Default::default(),
+        )
+        .map_err(|e| GitError::op("read the index", e))?;
+        let unmerged: BTreeSet<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_str_lossy().into_owned())
+            .collect();
+        Ok((changed, unmerged.into_iter().collect()))
+    }
+
     /// The working tree and index of this repository against `base`.
     pub fn work_state(&self, base: ObjectId) -> Result<WorkState, GitError> {
         let snapshot = self.snapshot(base)?;

@@ -796,3 +796,71 @@ fn links_modes_and_a_file_that_becomes_a_directory_survive_the_steps() {
     );
     assert_eq!(r.status(), status);
 }
+
+#[test]
+fn step_forward_all_returns_from_another_branch() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.git(&["branch", "other"]);
+    r.apply_write("a.txt", "1\n");
+    let tip = r.rev("HEAD");
+    r.write("mine.txt", "saved\n");
+    r.run(&["step-back"]).success();
+    r.git(&["switch", "-q", "other"]);
+    r.run(&["step-back"])
+        .code(2)
+        .stderr(contains("git clada step-forward --all"));
+    r.run(&["step-forward"]).code(2).stderr(contains("--all"));
+    r.run(&["step-forward", "--all"]).success();
+    assert_eq!(r.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(r.rev("HEAD"), tip);
+    assert_eq!(r.status(), "?? mine.txt");
+    assert!(r.refs("refs/clada/steps/").is_empty());
+    assert_eq!(
+        r.git(&["rev-parse", "HEAD@{0}"]),
+        tip,
+        "HEAD's reflog says where it went"
+    );
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn undo_and_redo_of_a_reply_whose_commands_removed_and_renamed_files() {
+    let r = Repo::new(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    r.write("mine.txt", "mine\n");
+    r.apply("<---RUN--->\nrm b.txt\nmv a.txt moved.txt\n<---END--->\n");
+    assert_eq!(r.read("b.txt"), None);
+    assert_eq!(r.read("moved.txt").as_deref(), Some("a\n"));
+    let after = r.worktree();
+    r.run(&["undo"]).success();
+    assert_eq!(r.read("b.txt").as_deref(), Some("b\n"));
+    assert_eq!(r.read("a.txt").as_deref(), Some("a\n"));
+    assert_eq!(r.read("moved.txt"), None);
+    assert_eq!(r.status(), "?? mine.txt");
+    r.run(&["redo"]).success();
+    assert_eq!(r.worktree(), after);
+    assert_eq!(r.status(), "");
+}
+
+#[test]
+fn the_reading_commands_write_nothing() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.write("fresh.txt", "content that is in no object yet\n");
+    let id = r.git(&["hash-object", "fresh.txt"]);
+    let objects = r.git(&["count-objects"]);
+    for args in [
+        &["status"][..],
+        &["status", "--format", "json"],
+        &["log"],
+        &["show"],
+    ] {
+        r.run(args).success();
+    }
+    assert_eq!(r.git(&["count-objects"]), objects);
+    assert!(
+        !crate::common::git_command(r.path(), &["cat-file", "-e", &id])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
