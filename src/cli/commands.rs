@@ -91,7 +91,7 @@ pub fn runner<'a>(
     let ask = interactive.then(|| Box::new(ask_on_terminal) as crate::run::Ask<'a>);
     let on_line = Box::new(move |label: &str, line: &str| {
         if stream {
-            let _ = write_stdout(|out| writeln!(out, "[{label}] {line}"));
+            let _ = write_stdout(|out| writeln!(out, "[{label}] {}", visible(line)));
         }
     });
     Runner::new(approvals, limits, ask, on_line)
@@ -102,7 +102,8 @@ fn ask_on_terminal(line: &str) -> Answer {
     let stdin = std::io::stdin();
     loop {
         eprint!(
-            "clada: the reply wants to run `{line}`, which is not approved.\n  Run it? [y]es, [n]o, [a]lways (approve it in {ALLOWED_COMMANDS}): "
+            "clada: the reply wants to run `{}`, which is not approved.\n  Run it? [y]es, [n]o, [a]lways (approve it in {ALLOWED_COMMANDS}): ",
+            visible(line)
         );
         let _ = std::io::stderr().flush();
         let mut answer = String::new();
@@ -117,6 +118,20 @@ fn ask_on_terminal(line: &str) -> Answer {
             _ => eprintln!("clada: answer y, n or a"),
         }
     }
+}
+
+/// `text` with control characters (escape sequences that could redraw
+/// the terminal, making a command look like another) shown as escapes.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Records the command lines the user answered "always" to, in the

@@ -41,27 +41,23 @@ pub struct Scratch {
     shared: Vec<String>,
     /// The user's working tree they link to.
     main: Option<PathBuf>,
-    /// The index file as `sync` left it: a command that changes it (an
-    /// approved `git add`) makes the index differ from the recorded tree.
-    index_stamp: std::cell::Cell<Option<IndexStamp>>,
 }
 
-/// Enough of an index file's metadata to tell that someone rewrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct IndexStamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    inode: u64,
-}
+/// The file in the admin dir holding the index's stamp as clada left it.
+const STAMP: &str = "clada-index-stamp";
 
-fn stamp(path: &Path) -> Option<IndexStamp> {
+/// Enough of the index file's metadata to tell that someone rewrote it
+/// (an approved `git add` in the scratch tree): size, change time, inode.
+fn stamp(index: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt as _;
-    let meta = std::fs::metadata(path).ok()?;
-    Some(IndexStamp {
-        len: meta.len(),
-        modified: meta.modified().ok(),
-        inode: meta.ino(),
-    })
+    let meta = std::fs::metadata(index).ok()?;
+    Some(format!(
+        "{} {}.{} {}\n",
+        meta.len(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.ino()
+    ))
 }
 
 impl Repository {
@@ -78,13 +74,13 @@ impl Repository {
         let link_file = dir.join(".git");
         let registered = std::fs::read_to_string(admin.join("gitdir")).ok();
         let expected = format!("{}\n", link_file.display());
-        if !link_file.is_file() || registered.as_deref() != Some(expected.as_str()) {
+        let link_text = format!("gitdir: {}\n", admin.display());
+        if registered.as_deref() != Some(expected.as_str()) {
             // First use, or a tree someone removed half-way: register it
             // again. Files already there are kept (and healed by `sync`).
             let create = || -> std::io::Result<()> {
                 std::fs::create_dir_all(&dir)?;
                 std::fs::create_dir_all(&admin)?;
-                std::fs::write(&link_file, format!("gitdir: {}\n", admin.display()))?;
                 std::fs::write(admin.join("gitdir"), &expected)?;
                 std::fs::write(admin.join("commondir"), "../..\n")?;
                 // git prunes a worktree whose directory is gone; `locked`
@@ -96,9 +92,28 @@ impl Repository {
                 // The index and the tree it holds start over together.
                 let _ = std::fs::remove_file(admin.join("index"));
                 let _ = std::fs::remove_file(admin.join(RECORDED));
+                let _ = std::fs::remove_file(admin.join(STAMP));
                 Ok(())
             };
             create().map_err(|e| fail("create", &e))?;
+        }
+        // The link to the admin dir is checked every time: a command may
+        // have replaced it, and git inside the tree must find this
+        // repository, nothing else.
+        let is_file = std::fs::symlink_metadata(&link_file).is_ok_and(|m| m.is_file());
+        if !is_file
+            || std::fs::read_to_string(&link_file).ok().as_deref() != Some(link_text.as_str())
+        {
+            let relink = || -> std::io::Result<()> {
+                if std::fs::symlink_metadata(&link_file).is_ok_and(|m| m.is_dir()) {
+                    std::fs::remove_dir_all(&link_file)?;
+                }
+                std::fs::create_dir_all(&dir)?;
+                let tmp = dir.join(".git.clada-tmp");
+                std::fs::write(&tmp, &link_text)?;
+                std::fs::rename(&tmp, &link_file)
+            };
+            relink().map_err(|e| fail("repair", &e))?;
         }
         let mut repo = gix::open(&dir).map_err(|e| fail("open", &e))?;
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
@@ -109,7 +124,6 @@ impl Repository {
             shared: shared.to_vec(),
             // Absolute: the links are read from inside the scratch tree.
             main: self.workdir().and_then(|w| std::path::absolute(w).ok()),
-            index_stamp: std::cell::Cell::new(None),
         })
     }
 }
@@ -126,6 +140,17 @@ impl Scratch {
         let id = ObjectId::from_hex(text.trim().as_bytes()).ok()?;
         // A recorded tree that is gone (pruned) cannot be trusted.
         self.repo.repo.find_tree(id).ok().map(|_| id)
+    }
+
+    /// Whether the index is still as clada left it, holding exactly the
+    /// recorded tree: then only the working tree needs comparing with it;
+    /// otherwise the recorded tree is compared with the index too.
+    fn index_untouched(&self) -> bool {
+        let Ok(recorded) = std::fs::read_to_string(self.admin.join(STAMP)) else {
+            return false;
+        };
+        !recorded.is_empty()
+            && stamp(&self.admin.join("index")).as_deref() == Some(recorded.as_str())
     }
 
     fn is_shared(&self, path: &str) -> bool {
@@ -148,16 +173,18 @@ impl Scratch {
             Err(branch) => format!("ref: {branch}\n"),
         };
         std::fs::write(self.admin.join("HEAD"), head_text).map_err(|e| fail(&e))?;
-        let recorded = match self.recorded() {
-            Some(id) => id,
+        // Without a record the index starts empty, which then holds the
+        // empty tree for sure.
+        let (recorded, trusted) = match self.recorded() {
+            Some(id) => (id, self.index_untouched()),
             None => {
                 let _ = std::fs::remove_file(self.admin.join("index"));
-                self.repo.empty_tree()?
+                (self.repo.empty_tree()?, true)
             }
         };
         let state = self
             .repo
-            .snapshot_with(recorded, true, &|p| self.is_shared(p))?;
+            .snapshot_with(recorded, trusted, &|p| self.is_shared(p))?;
         let changed = self.repo.tree_changes(state.tree, tree)?;
         if !changed.is_empty() || !state.paths.is_empty() {
             let plan = Plan {
@@ -171,7 +198,9 @@ impl Scratch {
             }
         }
         std::fs::write(self.admin.join(RECORDED), format!("{tree}\n")).map_err(|e| fail(&e))?;
-        self.index_stamp.set(stamp(&self.admin.join("index")));
+        // No stamp (no index yet) means "do not trust": an empty file.
+        let stamped = stamp(&self.admin.join("index")).unwrap_or_default();
+        std::fs::write(self.admin.join(STAMP), stamped).map_err(|e| fail(&e))?;
         self.link_shared()
     }
 
@@ -206,13 +235,9 @@ impl Scratch {
                 "it was never brought to a tree",
             )
         })?;
-        // Trust the index to hold the recorded tree only if nobody rewrote
-        // it since: otherwise compare the tree with the index too.
-        let untouched = self.index_stamp.get().is_some()
-            && self.index_stamp.get() == stamp(&self.admin.join("index"));
         let state = self
             .repo
-            .snapshot_with(recorded, untouched, &|p| self.is_shared(p))?;
+            .snapshot_with(recorded, self.index_untouched(), &|p| self.is_shared(p))?;
         Ok((state.tree, state.paths))
     }
 }

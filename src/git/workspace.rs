@@ -18,8 +18,8 @@ use super::Repository;
 use super::scratch::Scratch;
 use super::tree::TreeFiles;
 
-/// Where the protected policy directory starts.
-const POLICY_DIR: &str = ".clada/";
+/// The protected policy directory (any case: it must not appear at all).
+const POLICY_DIR: &str = ".clada";
 
 pub struct GitWorkspace<'r> {
     repo: &'r Repository,
@@ -105,7 +105,11 @@ impl Workspace for GitWorkspace<'_> {
             return Ok(Vec::new());
         };
         let (tree, paths) = scratch.scan().map_err(Self::store)?;
-        if let Some((path, _)) = paths.iter().find(|(p, _)| p.starts_with(POLICY_DIR)) {
+        let policy = |p: &str| {
+            let p = p.to_ascii_lowercase();
+            p == POLICY_DIR || p.starts_with(&format!("{POLICY_DIR}/"))
+        };
+        if let Some((path, _)) = paths.iter().find(|(p, _)| policy(p)) {
             return Err(FilesError::CommandChangedPolicy { path: path.clone() });
         }
         self.files.rebase(tree).map_err(Self::store)?;

@@ -118,9 +118,16 @@ impl<'a> Runner<'a> {
                 outcome.failure = Some(failure);
                 return outcome;
             }
-            if let Some(failure) =
-                self.run_one(label, &command.words, &command.text, &cwd, &mut outcome)
-            {
+            let pin_git = command.words[0] == "git";
+            if let Some(failure) = self.run_one(
+                label,
+                &command.words,
+                &command.text,
+                root,
+                &cwd,
+                pin_git,
+                &mut outcome,
+            ) {
                 outcome.failure = Some(failure);
                 return outcome;
             }
@@ -151,7 +158,7 @@ impl<'a> Runner<'a> {
                 return outcome;
             }
         };
-        outcome.failure = self.run_one(label, &words, command_line, cwd, &mut outcome);
+        outcome.failure = self.run_one(label, &words, command_line, cwd, cwd, false, &mut outcome);
         outcome
     }
 
@@ -196,12 +203,17 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs one command, adding its output to `outcome`.
+    /// With `pin_git`, a `git` command is pinned to the repository of the
+    /// tree at `root` (see [`git_pinned_to`]).
+    #[allow(clippy::too_many_arguments)]
     fn run_one(
         &mut self,
         label: &str,
         words: &[String],
         line: &str,
+        root: &Path,
         cwd: &Path,
+        pin_git: bool,
         outcome: &mut RunOutcome,
     ) -> Option<RunFailure> {
         if self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -219,8 +231,13 @@ impl<'a> Runner<'a> {
             deadline: self.limits.deadline,
             max_output: room,
         };
+        let env = if pin_git {
+            git_pinned_to(root)
+        } else {
+            Vec::new()
+        };
         let on_line = &mut self.on_line;
-        let result = spawn::run(words, cwd, limits, |l| on_line(label, l));
+        let result = spawn::run(words, cwd, limits, &env, |l| on_line(label, l));
         outcome.ran += 1;
         let ran = match result {
             Ok(ran) => ran,
@@ -274,6 +291,25 @@ impl<'a> Runner<'a> {
             details: tail_details(&ran),
         })
     }
+}
+
+/// The environment that ties a reply's `git` command to the working
+/// tree at `root`: `GIT_DIR` and `GIT_WORK_TREE` set, so that a directory
+/// the reply dressed up as a repository (a `HEAD`, `config` and `objects/`
+/// written with WRITE, with hooks or an fsmonitor in that config) is never
+/// discovered, and bare repositories never discovered either.
+fn git_pinned_to(root: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    let mut env = vec![
+        ("GIT_CONFIG_COUNT", "1".into()),
+        ("GIT_CONFIG_KEY_0", "safe.bareRepository".into()),
+        ("GIT_CONFIG_VALUE_0", "explicit".into()),
+    ];
+    let git = root.join(".git");
+    if std::fs::symlink_metadata(&git).is_ok() {
+        env.push(("GIT_DIR", git.into_os_string()));
+        env.push(("GIT_WORK_TREE", root.as_os_str().to_owned()));
+    }
+    env
 }
 
 /// The output's last lines, as detail lines.

@@ -184,21 +184,35 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals, place: Place<'
     Verdict::NeedsApproval
 }
 
-/// The few ways the read-only commands write a file: `find` actions,
-/// `tree -o FILE`, `xxd IN OUT`, `file -C` (compiles a magic file).
+/// The ways the read-only commands write a file or run something:
+/// `find` actions, `tree -o FILE` (and its HTML mode), `xxd IN OUT` or
+/// `xxd -r`, `file -C` (compiles a magic file). GNU getopt accepts
+/// grouped short options (`-ao`) and shortened long ones (`--comp`), so
+/// every form is looked at.
 fn writes_despite_its_name(name: &str, args: &[String]) -> bool {
-    let has = |flags: &[&str]| {
+    let short_has = |letters: &str| {
         args.iter().any(|a| {
-            flags
-                .iter()
-                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+            a.len() > 1
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].chars().any(|c| letters.contains(c))
         })
     };
+    let long_has = |prefix: &str| args.iter().any(|a| a.starts_with(prefix));
     match name {
         "find" => args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())),
-        "tree" => has(&["-o"]) || args.iter().any(|a| a.starts_with("-o")),
-        "file" => has(&["-C", "--compile"]),
-        "xxd" => args.iter().filter(|a| !a.starts_with('-')).count() > 1,
+        "tree" => short_has("oHR") || long_has("--o") || long_has("--fromfile"),
+        "file" => short_has("C") || long_has("--comp"),
+        // Only `xxd [options] FILE`: a word after the file is an output
+        // file even when it starts with `-`.
+        "xxd" => {
+            short_has("r")
+                || long_has("-rev")
+                || args
+                    .iter()
+                    .position(|a| !a.starts_with('-'))
+                    .is_some_and(|first| first + 1 < args.len())
+        }
         _ => false,
     }
 }
@@ -226,52 +240,95 @@ fn judge_git(args: &[String]) -> Verdict {
     Verdict::Allowed
 }
 
-/// `mv rm cp mkdir touch`: every non-option argument is a path that must
-/// resolve inside the working tree and outside `.git`/`.clada`, and must
-/// not pass through a symbolic link on disk (a link to a directory
-/// outside would carry the write there). Only `rm` may name a link
-/// itself: it removes the link, not what it points to.
+/// The options each path command may take without approval: short
+/// letters (alone or grouped) and exact long names. Anything else —
+/// `-t DIR`, `--backup`/`-S` suffixes, `--parents`, `-s`/`-l` links,
+/// `-P`/`-d`/`-a` that copy links — needs approval.
+fn allowed_options(name: &str) -> (&'static str, &'static [&'static str]) {
+    match name {
+        "cp" => (
+            "rRfinvp",
+            &[
+                "--recursive",
+                "--force",
+                "--interactive",
+                "--no-clobber",
+                "--verbose",
+            ],
+        ),
+        "mv" => (
+            "finv",
+            &["--force", "--interactive", "--no-clobber", "--verbose"],
+        ),
+        "rm" => ("rRfdiv", &["--recursive", "--force", "--dir", "--verbose"]),
+        "mkdir" => ("pv", &["--parents", "--verbose"]),
+        "touch" => ("c", &["--no-create"]),
+        _ => ("", &[]),
+    }
+}
+
+/// `mv rm cp mkdir touch`: only known options, and every other argument a
+/// path that the kernel will resolve inside the working tree: relative,
+/// without `..` or `\` (so the path as written is the path as walked),
+/// not into `.git` or `.clada`, and not through a symbolic link on disk
+/// (a link to a directory outside would carry the write there). Only `rm`
+/// may name a link itself: it removes the link, not what it points to.
+/// The root itself may only be the destination of `cp`/`mv`.
 fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
+    let (short, long) = allowed_options(name);
     let mut options_done = false;
+    let mut paths = Vec::new();
     for arg in args {
         if !options_done && arg == "--" {
             options_done = true;
-            continue;
-        }
-        if !options_done && arg.starts_with('-') {
-            // Options that take a path of their own (`-t DIR`,
-            // `--target-directory=DIR`) would bypass the check.
-            if arg.starts_with("--target-directory")
-                || arg == "-t"
-                || arg.starts_with("-S")
-                || arg.starts_with("--suffix")
-            {
+        } else if !options_done && arg.starts_with("--") {
+            if !long.contains(&arg.as_str()) {
                 return Verdict::NeedsApproval;
             }
-            continue;
+        } else if !options_done && arg.len() > 1 && arg.starts_with('-') {
+            if !arg[1..].chars().all(|c| short.contains(c)) {
+                return Verdict::NeedsApproval;
+            }
+        } else {
+            paths.push(arg);
+        }
+    }
+    let refuse = |arg: &str, why: &str| Verdict::Refused(format!("{name} {arg}: {why}"));
+    for (i, arg) in paths.iter().enumerate() {
+        if arg.contains('\\') {
+            return refuse(arg, "a backslash in a path is not allowed");
+        }
+        if arg.starts_with('/') {
+            return refuse(arg, "an absolute path leaves the repository");
+        }
+        if arg.split('/').any(|part| part == "..") {
+            return refuse(
+                arg,
+                "`..` is not allowed: name the path from where the command runs (set dir= on the RUN)",
+            );
         }
         let joined = if place.dir.is_empty() {
-            arg.clone()
+            arg.to_string()
         } else {
             format!("{}/{arg}", place.dir)
         };
         let path = match repo_path(&joined) {
             Ok(path) => path,
-            Err(e) => return Verdict::Refused(format!("{name} {arg}: {e}")),
+            Err(e) => return refuse(arg, &e.to_string()),
         };
-        // The root itself (`cp a.txt .`) is inside; removing it is not
-        // something a reply does.
         if path.as_str().is_empty() {
-            if name == "rm" {
-                return Verdict::Refused(format!("{name} {arg}: that is the whole repository"));
+            let destination = matches!(name, "cp" | "mv") && i + 1 == paths.len() && i > 0;
+            if destination {
+                continue;
             }
-            continue;
+            return refuse(arg, "that is the whole repository");
         }
         let may_be_link = name == "rm" && !arg.ends_with('/') && !arg.ends_with("/.");
         if let Some(link) = linked_component(place.root, path.as_str(), may_be_link) {
-            return Verdict::Refused(format!(
-                "{name} {arg}: {link} is a symbolic link, and a command may not write through one"
-            ));
+            return refuse(
+                arg,
+                &format!("{link} is a symbolic link, and a command may not write through one"),
+            );
         }
     }
     Verdict::Allowed
@@ -350,8 +407,23 @@ mod tests {
             "python3 x.py",
             "mv -t dir a",
             "tree -o ../../out.txt",
+            "tree -ao out.txt",
             "xxd a.bin ../../x",
+            "xxd -r -p a.hex -d/x",
+            "xxd a.bin -d/../x",
             "file -C -m magic",
+            "file -bC -m magic",
+            "file --comp -m magic",
+            "cp -t../.. a",
+            "cp --targ=../.. a",
+            "cp -vt../.. a",
+            "cp -bSt a.txt .gi",
+            "cp --backup --suf=a a.txt .clad",
+            "cp --parents ../x ..",
+            "cp -s a link",
+            "cp -l a link",
+            "cp -a a b",
+            "cp -P a b",
         ] {
             assert_eq!(verdict(line), Verdict::NeedsApproval, "{line}");
         }
@@ -361,6 +433,8 @@ mod tests {
     fn path_commands_stay_inside_the_tree() {
         assert_eq!(verdict("mv a.txt b/c.txt"), Verdict::Allowed);
         assert_eq!(verdict("rm -rf build"), Verdict::Allowed);
+        assert_eq!(verdict("cp -rv src dst"), Verdict::Allowed);
+        assert_eq!(verdict("cp -- -odd-name copy"), Verdict::Allowed);
         assert_eq!(verdict("mkdir -p src/new"), Verdict::Allowed);
         for line in [
             "rm -rf ../x",
@@ -377,16 +451,22 @@ mod tests {
     #[test]
     fn paths_are_relative_to_the_directory_the_command_runs_in() {
         let root = tempfile::tempdir().unwrap();
-        assert_eq!(verdict_in(root.path(), "src", "rm ../x"), Verdict::Allowed);
-        assert!(matches!(
-            verdict_in(root.path(), "src", "rm ../../x"),
-            Verdict::Refused(_)
-        ));
+        assert_eq!(verdict_in(root.path(), "src", "rm x"), Verdict::Allowed);
+        for line in ["rm ../x", "rm ../../x", "cp a /tmp/x", "cp a 'b\\c'"] {
+            assert!(
+                matches!(verdict_in(root.path(), "src", line), Verdict::Refused(_)),
+                "{line}"
+            );
+        }
         assert!(matches!(
             verdict_in(root.path(), "sub", "touch ../.git/hooks/pre-commit"),
             Verdict::Refused(_)
         ));
         assert_eq!(verdict_in(root.path(), "", "cp a.txt ."), Verdict::Allowed);
+        assert!(matches!(
+            verdict_in(root.path(), "", "cp -r . sub"),
+            Verdict::Refused(_)
+        ));
         assert!(matches!(
             verdict_in(root.path(), "", "rm -rf ."),
             Verdict::Refused(_)

@@ -78,17 +78,20 @@ pub enum SpawnError {
     },
 }
 
-/// Runs `words` in `cwd`; `on_line` receives each output line (without
-/// its line end) as it arrives.
+/// Runs `words` in `cwd` with `env` added; `on_line` receives each output
+/// line (without its line end) as it arrives.
 pub fn run(
     words: &[String],
     cwd: &Path,
     limits: Limits,
+    env: &[(&str, std::ffi::OsString)],
     mut on_line: impl FnMut(&str),
 ) -> Result<Ran, SpawnError> {
-    let program = &words[0];
-    let mut command = Command::new(program);
+    let program = resolve(&words[0]).ok_or_else(|| SpawnError::NotFound(words[0].clone()))?;
+    let mut command = Command::new(&program);
     command
+        // The name as written, as a shell would pass it (messages say `cat:`).
+        .arg0(&words[0])
         .args(&words[1..])
         .current_dir(cwd)
         .stdin(Stdio::null())
@@ -98,19 +101,29 @@ pub fn run(
     for var in GIT_REDIRECTS {
         command.env_remove(var);
     }
+    for (key, value) in env {
+        command.env(key, value);
+    }
     on_interrupt_kill_the_running_group();
-    let mut child = command.spawn().map_err(|source| {
+    // Signals wait until the group is known, so Ctrl-C can never fall
+    // between the start and the record (the child's mask is reset).
+    let blocked = block_signals();
+    let spawned = command.spawn();
+    if let Ok(child) = &spawned {
+        RUNNING_GROUP.store(child.id() as i32, Ordering::SeqCst);
+    }
+    restore_signals(blocked);
+    let mut child = spawned.map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
-            SpawnError::NotFound(program.clone())
+            SpawnError::NotFound(words[0].clone())
         } else {
             SpawnError::Start {
-                program: program.clone(),
+                program: words[0].clone(),
                 source,
             }
         }
     })?;
     let group = child.id() as i32;
-    RUNNING_GROUP.store(group, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let readers: Vec<_> = [
         child
@@ -150,6 +163,10 @@ pub fn run(
     };
     let mut partial = Vec::new();
     let mut exited = None;
+    // After the command ends, its output is read for a moment more; a
+    // process that left the group (setsid) and kept the pipes open must
+    // not hold the apply (and its lock) forever.
+    let mut drain_until = None;
     loop {
         match rx.recv_timeout(Duration::from_millis(20)) {
             Ok(chunk) => take(
@@ -162,6 +179,9 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Disconnected) if exited.is_some() => break,
             Err(_) => {}
         }
+        if drain_until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
         if exited.is_none() {
             if let Ok(Some(status)) = child.try_wait() {
                 exited = Some(status);
@@ -173,11 +193,18 @@ pub fn run(
                 kill_group(group);
                 exited = child.wait().ok();
             }
+            if exited.is_some() {
+                drain_until = Some(Instant::now() + DRAIN);
+            }
         }
     }
     RUNNING_GROUP.store(0, Ordering::SeqCst);
+    // Readers still blocked on a pipe someone else holds are left to end
+    // with the process.
     for reader in readers {
-        let _ = reader.join();
+        if reader.is_finished() {
+            let _ = reader.join();
+        }
     }
     if !partial.is_empty() {
         on_line(&String::from_utf8_lossy(&partial));
@@ -212,6 +239,50 @@ fn take(
     }
 }
 
+/// How long output is still read after the command ended.
+const DRAIN: Duration = Duration::from_millis(500);
+
+/// The program to start: a name is looked up in the absolute entries of
+/// `PATH` only (a relative entry would resolve inside the tree the reply
+/// writes); a path with a slash is taken as written.
+fn resolve(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if program.contains('/') {
+        return Some(program.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+const INTERRUPTS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; the calls only read and write it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in INTERRUPTS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    }
+}
+
+fn restore_signals(old: libc::sigset_t) {
+    // SAFETY: restores a mask read by block_signals.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+}
+
 /// The process group of the command running now (0: none).
 static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 
@@ -235,7 +306,7 @@ fn on_interrupt_kill_the_running_group() {
         }
     }
     INSTALL.call_once(|| {
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for signal in INTERRUPTS {
             // SAFETY: installs a handler that only calls async-signal-safe
             // functions and reads an atomic.
             unsafe {
@@ -273,13 +344,13 @@ mod tests {
     fn captures_output_lines_and_the_exit_code() {
         let dir = tempfile::tempdir().unwrap();
         let mut lines = Vec::new();
-        let ran = run(&words("echo hello world"), dir.path(), limits(), |l| {
+        let ran = run(&words("echo hello world"), dir.path(), limits(), &[], |l| {
             lines.push(l.to_string())
         })
         .unwrap();
         assert!(ran.success());
         assert_eq!(lines, ["hello world"]);
-        let ran = run(&words("false"), dir.path(), limits(), |_| {}).unwrap();
+        let ran = run(&words("false"), dir.path(), limits(), &[], |_| {}).unwrap();
         assert_eq!(ran.code, Some(1));
     }
 
@@ -287,7 +358,13 @@ mod tests {
     fn a_missing_program_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
-            run(&words("no-such-program-x"), dir.path(), limits(), |_| {}),
+            run(
+                &words("no-such-program-x"),
+                dir.path(),
+                limits(),
+                &[],
+                |_| {}
+            ),
             Err(SpawnError::NotFound(_))
         ));
     }
@@ -306,6 +383,7 @@ mod tests {
                 timeout: Duration::from_millis(300),
                 ..limits()
             },
+            &[],
             |_| {},
         )
         .unwrap();
@@ -325,6 +403,7 @@ mod tests {
                 max_output: 1000,
                 ..limits()
             },
+            &[],
             |_| {},
         )
         .unwrap();
@@ -335,7 +414,7 @@ mod tests {
     #[test]
     fn stdin_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let ran = run(&words("cat"), dir.path(), limits(), |_| {}).unwrap();
+        let ran = run(&words("cat"), dir.path(), limits(), &[], |_| {}).unwrap();
         assert!(ran.success() && ran.output.is_empty());
     }
 }

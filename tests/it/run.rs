@@ -164,15 +164,20 @@ fn path_commands_cannot_leave_the_tree_or_touch_git_or_clada() {
     )
     .code(1);
     assert!(stdout(&a).contains("path_escape"), "{}", stdout(&a));
-    // Inside, the same commands work, relative to dir.
+    // Inside, the same commands work, relative to dir; `..` never does.
+    let task = failed_task(
+        dir.path(),
+        "<---RUN dir=\"sub\"--->\ncp b.txt ../c.txt\n<---END--->\n",
+    );
+    assert_eq!(task["error_type"], "command_not_allowed");
     let a = apply(
         dir.path(),
         &["-"],
-        "<---RUN dir=\"sub\"--->\ncp b.txt ../c.txt\n<---END--->\n",
+        "<---RUN dir=\"sub\"--->\ncp b.txt c.txt\n<---END--->\n",
     )
     .success();
-    assert!(stdout(&a).contains("changed: c.txt"), "{}", stdout(&a));
-    assert_eq!(read(dir.path(), "c.txt"), "b\n");
+    assert!(stdout(&a).contains("changed: sub/c.txt"), "{}", stdout(&a));
+    assert_eq!(read(dir.path(), "sub/c.txt"), "b\n");
 }
 
 #[test]
@@ -675,4 +680,117 @@ fn a_run_dir_through_a_link_is_refused() {
     let task = failed_task(dir.path(), "<---RUN dir=\"out\"--->\nls\n<---END--->\n");
     assert_eq!(task["error_type"], "symlink_not_allowed", "{task}");
     assert!(task.get("output").is_none(), "{task}");
+}
+
+#[test]
+fn review_escapes_are_closed() {
+    let outside = scratch();
+    let victim = outside.path().join("victim");
+    let dir = repo(&[("a.txt", "a\n"), ("sub/b.txt", "b\n")]);
+    // An absolute path after a RUN dir; `..` anywhere; options that carry
+    // a target or make links; backslashes.
+    for (attrs, line) in [
+        (" dir=\"sub\"", format!("cp b.txt {}", victim.display())),
+        ("", "cp -s sub lnk".to_string()),
+        ("", "cp -l a.txt hard".to_string()),
+        ("", "cp a.txt sub/../c.txt".to_string()),
+        ("", "cp -t../.. a.txt".to_string()),
+        ("", "cp --targ=../.. a.txt".to_string()),
+        ("", "cp -vt../.. a.txt".to_string()),
+        ("", "cp -bSt a.txt .gi".to_string()),
+        ("", "cp --backup --suf=a a.txt .clad".to_string()),
+        (" dir=\"sub\"", "cp --parents ../a.txt ..".to_string()),
+        ("", "cp a.txt 'l\\k'".to_string()),
+        ("", "cp -r . sub".to_string()),
+        ("", "xxd a.txt -d/x".to_string()),
+    ] {
+        let reply = format!("<---RUN{attrs}--->\n{line}\n<---END--->\n");
+        let task = failed_task(dir.path(), &reply);
+        assert_eq!(task["error_type"], "command_not_allowed", "{line}: {task}");
+    }
+    assert!(!victim.exists());
+    assert_eq!(files_at(dir.path(), "HEAD"), "a.txt\nsub/b.txt");
+}
+
+#[test]
+fn a_directory_dressed_up_as_a_repository_is_not_used_by_git() {
+    let outside = scratch();
+    let marker = outside.path().join("fsmonitor-ran");
+    let dir = repo(&[("a.txt", "a\n")]);
+    let reply = format!(
+        "<---WRITE file=\"evil/HEAD\"--->\nref: refs/heads/main\n<---END--->\n\
+         <---WRITE file=\"evil/config\"--->\n[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch {}; false\"\n<---END--->\n\
+         <---WRITE file=\"evil/objects/keep\"--->\nx\n<---END--->\n\
+         <---WRITE file=\"evil/refs/keep\"--->\nx\n<---END--->\n\
+         <---RUN dir=\"evil\"--->\ngit status --porcelain\n<---END--->\n",
+        marker.display()
+    );
+    apply(dir.path(), &["-"], &reply);
+    assert!(!marker.exists(), "git ran the reply's fsmonitor");
+}
+
+#[test]
+fn the_scratch_link_file_is_repaired_and_dot_clada_itself_is_protected() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    allow(dir.path(), "sh -c 'echo gitdir: /nonexistent > .git'");
+    allow(dir.path(), "sh -c 'rm -r .clada; echo x > .clada'");
+    apply(
+        dir.path(),
+        &["-"],
+        &run_block("sh -c 'echo gitdir: /nonexistent > .git'"),
+    );
+    // git inside the tree works again (HEAD there is the pre snapshot of
+    // the uncommitted approvals).
+    let a = apply(dir.path(), &["-"], &run_block("git log --format=%s -1")).success();
+    assert!(
+        stdout(&a).contains("[task-1:exec] [clada:pre] snapshot before apply"),
+        "{}",
+        stdout(&a)
+    );
+    // (.clada/ holds the uncommitted approvals in the user's tree; in the
+    // scratch tree a command replaces it with a file.)
+    let task = failed_task(
+        dir.path(),
+        &run_block("sh -c 'rm -r .clada; echo x > .clada'"),
+    );
+    assert_eq!(task["error_type"], "protected_path", "{task}");
+}
+
+#[test]
+fn programs_are_not_found_through_relative_path_entries() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = repo(&[("a.txt", "a\n"), ("bin/cat", "#!/bin/sh\necho PWNED\n")]);
+    let script = dir.path().join("bin/cat");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(dir.path(), &["add", "bin/cat"]);
+    commit(dir.path(), &["-qm", "tool"]);
+    let path = format!("bin:{}", std::env::var("PATH").unwrap_or_default());
+    let a = clada(dir.path(), dir.path())
+        .env("PATH", path)
+        .args(["apply", "-"])
+        .write_stdin(run_block("cat a.txt"))
+        .assert()
+        .success();
+    let text = stdout(&a);
+    assert!(text.contains("[task-1:exec] a\n"), "{text}");
+    assert!(!text.contains("PWNED"), "{text}");
+}
+
+#[test]
+fn a_process_that_leaves_the_group_does_not_hold_the_apply() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    let line = "sh -c 'setsid sleep 20 & echo started'";
+    allow(dir.path(), line);
+    let started = Instant::now();
+    let a = apply(dir.path(), &["-"], &run_block(line)).success();
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stdout(&a).contains("[task-1:exec] started"),
+        "{}",
+        stdout(&a)
+    );
 }
