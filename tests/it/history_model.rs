@@ -407,9 +407,17 @@ fn universe() -> Vec<String> {
 }
 
 /// Which of `contents` are reachable: from refs, reflogs, the working tree
-/// and, with `index`, the index.
+/// and, with `index`, the index. Only the user's working tree counts:
+/// clada's own scratch worktree (where RUN runs) is not a place the user
+/// keeps anything.
 fn reachable(r: &Repo, contents: &[String], index: bool) -> BTreeSet<String> {
-    let mut args = vec!["rev-list", "--objects", "--all", "--reflog"];
+    let mut args = vec![
+        "rev-list",
+        "--objects",
+        "--single-worktree",
+        "--all",
+        "--reflog",
+    ];
     if index {
         args.push("--indexed-objects");
     }
