@@ -29,7 +29,7 @@ use crate::report::{Status, Tally, TaskReport};
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 
 use super::commands::{self, RunFlags, RunSettings, Verified};
-use super::config::{Layers, TEAM_CONFIG, duration_arg, parse_duration, size_arg};
+use super::config::{Layers, TEAM_CONFIG, duration_arg, size_arg};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
@@ -437,21 +437,7 @@ fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
             "the repository is bare: apply needs a working tree",
         ));
     }
-    // The lock timeout cannot come from .clada/config.toml: that file is
-    // read under the lock.
-    let lock_timeout = git_layers
-        .get(
-            args.lock_timeout,
-            "lockTimeout",
-            parse_duration,
-            "a duration",
-        )?
-        .unwrap_or(Duration::from_secs(10));
-    let _lock = crate::git::lock::acquire(repo.git_dir(), lock_timeout).map_err(|e| {
-        CliError::new(e.to_string())
-            .hint("wait for the other apply to finish, or raise --lock-timeout")
-    })?;
-    fault::point("locked");
+    let _lock = super::guard::take_lock(&repo, args.lock_timeout, "apply")?;
     timings.mark("read, parse, lock");
     // A dry run changes nothing, not even an interrupted update.
     if !early.dry_run {

@@ -59,19 +59,7 @@ pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
         .hint("finish or abort it first (git status says how)"));
     }
     let author = author(&repo)?;
-    let timeout = Layers::new(Some(&repo))
-        .get(
-            args.lock_timeout,
-            "lockTimeout",
-            parse_duration,
-            "a duration",
-        )?
-        .unwrap_or(Duration::from_secs(10));
-    let lock = crate::git::lock::acquire(repo.git_dir(), timeout).map_err(|e| {
-        CliError::new(e.to_string())
-            .hint("wait for the other clada command to finish, or raise --lock-timeout")
-    })?;
-    crate::fault::point("locked");
+    let lock = take_lock(&repo, args.lock_timeout, "clada command")?;
     if let Head::Branch { name, .. } = repo.head().map_err(git_err)? {
         super::apply::finish_interrupted_update(&repo, &name)?;
     }
@@ -85,6 +73,22 @@ pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
 
 /// Finishes a working-tree switch of a history command that a crash cut
 /// short (called under the lock, by every command that changes anything).
+/// Takes clada's lock, waiting `--lock-timeout` (flag, else git config
+/// `clada.lockTimeout` — never the team file, which is read under the
+/// lock — else 10s); `other` names what may be holding it.
+pub fn take_lock(repo: &Repository, flag: Option<Duration>, other: &str) -> Result<Lock, CliError> {
+    let timeout = Layers::new(Some(repo))
+        .get(flag, "lockTimeout", parse_duration, "a duration")?
+        .unwrap_or(Duration::from_secs(10));
+    let lock = crate::git::lock::acquire(repo.git_dir(), timeout).map_err(|e| {
+        CliError::new(e.to_string()).hint(format!(
+            "wait for the other {other} to finish, or raise --lock-timeout"
+        ))
+    })?;
+    crate::fault::point("locked");
+    Ok(lock)
+}
+
 pub fn finish_interrupted_switch(repo: &Repository) -> Result<(), CliError> {
     match repo.finish_pending_switch() {
         Ok(None) => Ok(()),

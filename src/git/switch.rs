@@ -591,17 +591,7 @@ impl Repository {
             return Ok(());
         }
         let hash = self.repo.object_hash();
-        let index_path = self.repo.index_path();
-        let mut lock = gix::lock::File::acquire_to_update_resource(
-            &index_path,
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
-            None,
-            0,
-        )
-        .map_err(|e| GitError::op("lock the index", e))?;
-        let mut index =
-            gix::index::File::at_or_default(&index_path, hash, true, Default::default())
-                .map_err(|e| GitError::op("read the index", e))?;
+        let (mut lock, mut index) = self.lock_and_read_index()?;
         let mut replace: BTreeMap<&str, Option<Entry>> = BTreeMap::new();
         for m in moves {
             let current = index

@@ -198,7 +198,6 @@ impl Repository {
             .ok_or_else(|| GitError::op("update the working tree", "the repository is bare"))?
             .to_path_buf();
         let hash = self.repo.object_hash();
-        let index_path = self.repo.index_path();
         let mut report = WorktreeUpdate::default();
         let mut finals: std::collections::BTreeMap<String, Final> = plan
             .snapshot
@@ -235,17 +234,7 @@ impl Repository {
         // the index is read and rewritten, so a crash while writing files
         // leaves no index.lock behind. Lock first, then read: no other
         // writer can slip in between.
-        let mut lock = gix::lock::File::acquire_to_update_resource(
-            &index_path,
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
-            None,
-            0,
-        )
-        .map_err(|e| GitError::op("lock the index", e))?;
-        let mut index =
-            // Like git, do not verify the index's checksum on read.
-            gix::index::File::at_or_default(&index_path, hash, true, Default::default())
-                .map_err(|e| GitError::op("read the index", e))?;
+        let (mut lock, mut index) = self.lock_and_read_index()?;
 
         let paths: std::collections::BTreeSet<&str> = finals.keys().map(String::as_str).collect();
         index.remove_entries(|_, path, _| paths.contains(path.to_str_lossy().as_ref()));
@@ -433,6 +422,32 @@ fn remove_empty_parents(workdir: &Path, file: &Path) {
             break;
         }
         dir = d.parent();
+    }
+}
+
+impl Repository {
+    /// Takes git's `index.lock`, then reads the index (lock first: no
+    /// other writer can slip in between; gix itself reads unlocked). Like
+    /// git, the checksum is not verified on read.
+    pub(super) fn lock_and_read_index(
+        &self,
+    ) -> Result<(gix::lock::File, gix::index::File), GitError> {
+        let index_path = self.repo.index_path();
+        let lock = gix::lock::File::acquire_to_update_resource(
+            &index_path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
+            None,
+            0,
+        )
+        .map_err(|e| GitError::op("lock the index", e))?;
+        let index = gix::index::File::at_or_default(
+            &index_path,
+            self.repo.object_hash(),
+            true,
+            Default::default(),
+        )
+        .map_err(|e| GitError::op("read the index", e))?;
+        Ok((lock, index))
     }
 }
 
