@@ -35,14 +35,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from apply_runs import PAST, git  # noqa: E402
 from measure import run_once  # noqa: E402
-
-PAST = 1700000000
-
-
-def git(*args, capture=False):
-    r = subprocess.run(["git", *args], check=True, capture_output=capture)
-    return r.stdout if capture else None
 
 
 def main():

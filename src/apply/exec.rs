@@ -305,17 +305,17 @@ fn run_commands<F: Workspace>(
     }
 }
 
-/// `a, b, c` — at most 20 names, then how many more.
-fn list(paths: &[String]) -> String {
+/// `a, b, c` — at most 20 items, then how many more.
+fn list<T: ToString>(items: &[T]) -> String {
     const SHOWN: usize = 20;
-    let mut text = paths
+    let mut text = items
         .iter()
         .take(SHOWN)
-        .cloned()
+        .map(T::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    if paths.len() > SHOWN {
-        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
     }
     text
 }
@@ -415,22 +415,11 @@ fn run_search<F: Files>(
     }
 }
 
-/// `3, 10, 44`: each line once, in order.
 /// `3, 10, 44`: each line once, in order; at most 20, then how many more.
 fn join(lines: &[u32]) -> String {
-    const SHOWN: usize = 20;
     let mut seen = lines.to_vec();
     seen.dedup();
-    let mut text = seen
-        .iter()
-        .take(SHOWN)
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if seen.len() > SHOWN {
-        text.push_str(&format!(" and {} more", seen.len() - SHOWN));
-    }
-    text
+    list(&seen)
 }
 
 fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {

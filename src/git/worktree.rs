@@ -509,17 +509,9 @@ pub(super) fn disk_stat_if_matches(
     hash: gix::hash::Kind,
 ) -> Option<gix::index::entry::Stat> {
     let meta = gix::index::fs::Metadata::from_path_no_follow(path).ok()?;
-    let bytes = if meta.is_symlink() {
-        std::fs::read_link(path)
-            .ok()?
-            .into_os_string()
-            .into_encoded_bytes()
-    } else {
-        std::fs::read(path).ok()?
-    };
-    let found = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes).ok()?;
-    if found != id {
-        return None;
+    match disk_entry(path, hash).ok()? {
+        Disk::Entry(found, _) if found == id => {}
+        _ => return None,
     }
     gix::index::entry::Stat::from_fs(&meta).ok()
 }
