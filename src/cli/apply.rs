@@ -34,6 +34,8 @@ use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
 const REPLY_NOTES: &str = "refs/notes/clada";
+const PRE_MESSAGE: &str = "[clada:pre] snapshot before apply\n";
+const INDEX_MESSAGE: &str = "[clada:index] staged content before apply\n";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -444,6 +446,19 @@ fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
         finish_interrupted_update(&repo, &branch)?;
         super::guard::finish_interrupted_switch(&repo)?;
     }
+    // A step-back session remembers its branch's tip; moving that branch
+    // under it would make step-forward refuse to return.
+    if !early.dry_run
+        && let Some(s) = crate::history::session::read(&repo).map_err(git_err)?
+        && s.branch == branch
+    {
+        return Err(CliError::new(format!(
+            "a step-back session on {} is open (your saved work is at {}): applying now would move the branch under it",
+            branch.strip_prefix("refs/heads/").unwrap_or(&branch),
+            s.ref_name
+        ))
+        .hint("finish it first with `git clada step-forward --all` (it restores your saved work), then apply the reply"));
+    }
     // The branch as it is now, under the lock.
     let base = match repo.head().map_err(git_err)? {
         Head::Branch { commit, .. } => commit,
@@ -512,6 +527,7 @@ pub(crate) fn apply_to(
         Snapshot {
             tree: base_tree,
             paths: Vec::new(),
+            index: None,
         }
     };
     timings.mark("snapshot (status)");
@@ -521,16 +537,21 @@ pub(crate) fn apply_to(
     let layers = Layers::new(Some(repo)).with_team(team.as_deref())?;
     let settings = resolve(args, &layers)?;
 
-    let pre = if snapshot.tree == base_tree {
+    let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
         base
     } else {
+        // Content only the index holds (staged, then changed on disk) is
+        // kept as a second parent, as `git stash` does: the index is
+        // brought to the applied commit afterwards, and undo restores it.
+        let mut parents: Vec<ObjectId> = base.into_iter().collect();
+        if let Some(index_tree) = snapshot.index {
+            let index = repo
+                .commit(&settings.author, INDEX_MESSAGE, index_tree, &parents)
+                .map_err(git_err)?;
+            parents.push(index);
+        }
         let pre = repo
-            .commit(
-                &settings.author,
-                "[clada:pre] snapshot before apply\n",
-                snapshot.tree,
-                &base.into_iter().collect::<Vec<_>>(),
-            )
+            .commit(&settings.author, PRE_MESSAGE, snapshot.tree, &parents)
             .map_err(git_err)?;
         fault::point("pre-committed");
         Some(pre)

@@ -4,7 +4,8 @@
 //! commit the apply started from, and the working tree to the user's state
 //! before it (the pre snapshot's files, uncommitted again, untracked files
 //! untracked again); the index holds the restored commit, so every change
-//! of the user's shows as unstaged, as before the apply. Redo is the
+//! of the user's shows as unstaged — unless the apply recorded the index
+//! (it held content found nowhere else), which then comes back as it was. Redo is the
 //! inverse of undo. Order of each, for crash safety: keep the commits on
 //! the undo stack, record the switch journal, move the branch (compare and
 //! swap), switch the working tree, drop the journal.
@@ -173,7 +174,7 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
 
     let target = oldest.base;
     let disk_to = oldest.before_tree(repo).map_err(git_err)?;
-    let index_to = repo.tree_of(target).map_err(git_err)?;
+    let index_to = oldest.index_tree(repo).map_err(git_err)?;
     let switch = repo
         .plan_switch((tip_tree, disk_to), (tip_tree, index_to))
         .map_err(git_err)?;
@@ -279,8 +280,12 @@ pub fn run_redo(args: RedoArgs) -> Result<Outcome, CliError> {
     let base_tree = repo.tree_of(tip).map_err(git_err)?;
     let before = unit.before_tree(repo).map_err(git_err)?;
     let state = repo.work_state(base_tree).map_err(git_err)?;
+    let staged = unit.index_tree(repo).map_err(git_err)?;
     let fits = |t: ObjectId| t == before || t == base_tree;
-    if !state.unmerged.is_empty() || !fits(state.disk) || !fits(state.index) {
+    if !state.unmerged.is_empty()
+        || !fits(state.disk)
+        || !(fits(state.index) || state.index == staged)
+    {
         return Err(CliError::new(format!(
             "you changed files since the undo ({}); redo would overwrite them, so nothing was changed",
             list_paths(&state.changed, 10)

@@ -5,8 +5,12 @@
 //! a tree of the working tree's state: HEAD's tree with each such path
 //! taken from the disk. Only the differing paths are read, so the cost is
 //! that of a status plus the changed files.
+//!
+//! Content that is only in the index (staged, then changed again on disk)
+//! is in neither tree; the snapshot then also gives the index's tree, which
+//! the apply records as a second parent of `pre`, as `git stash` does.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use gix::ObjectId;
@@ -35,6 +39,23 @@ pub struct Snapshot {
     pub tree: ObjectId,
     /// Paths whose state differs from HEAD's tree, with what is on disk.
     pub paths: Vec<(String, OnDisk)>,
+    /// The index's tree, when the index holds content that is neither in
+    /// HEAD's tree nor on disk (and would be lost when the index is brought
+    /// to the applied commit).
+    pub index: Option<ObjectId>,
+}
+
+/// An index entry as the tree would hold it; `None` for a path the index
+/// does not have.
+pub(super) type Staged = Option<(ObjectId, EntryKind)>;
+
+/// What differs from HEAD's tree.
+#[derive(Debug, Default)]
+pub(super) struct Dirty {
+    /// Paths where the working tree or the index differ.
+    pub paths: BTreeSet<String>,
+    /// The index's entries (stage 0) where the index differs.
+    pub staged: BTreeMap<String, Staged>,
 }
 
 impl Repository {
@@ -46,7 +67,7 @@ impl Repository {
         &self,
         head_tree: ObjectId,
         index_is_head: bool,
-    ) -> Result<BTreeSet<String>, GitError> {
+    ) -> Result<Dirty, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
         // Read the index without verifying its checksum, as git does.
@@ -73,22 +94,91 @@ impl Repository {
             .index_worktree_rewrites(None)
             .tree_index_track_renames(TrackRenames::Disabled)
             .head_tree(head_tree);
-        let mut paths = BTreeSet::new();
+        let mut dirty = Dirty::default();
         if staged_nothing {
             for item in platform.into_index_worktree_iter(None).map_err(fail)? {
-                note_worktree_item(&mut paths, &item.map_err(fail)?);
+                note_worktree_item(&mut dirty.paths, &item.map_err(fail)?);
             }
-            return Ok(paths);
+            return Ok(dirty);
         }
         for item in platform.into_iter(None).map_err(fail)? {
             match item.map_err(fail)? {
                 Item::TreeIndex(change) => {
-                    paths.insert(change.location().to_string());
+                    use gix::diff::index::ChangeRef;
+                    let path = change.location().to_string();
+                    let entry = match &change {
+                        ChangeRef::Deletion { .. } => None,
+                        ChangeRef::Addition { entry_mode, id, .. }
+                        | ChangeRef::Modification { entry_mode, id, .. } => {
+                            match super::state::kind_of_index_mode(*entry_mode) {
+                                Some(kind) => Some((id.clone().into_owned(), kind)),
+                                // A submodule entry: its content is not here.
+                                None => continue,
+                            }
+                        }
+                        ChangeRef::Rewrite { .. } => continue,
+                    };
+                    dirty.paths.insert(path.clone());
+                    dirty.staged.insert(path, entry);
                 }
-                Item::IndexWorktree(w) => note_worktree_item(&mut paths, &w),
+                Item::IndexWorktree(w) => note_worktree_item(&mut dirty.paths, &w),
             }
         }
-        Ok(paths)
+        Ok(dirty)
+    }
+
+    /// The index's tree when some staged content in `staged` is on disk
+    /// nowhere (`disk` holds what the snapshot read for each path).
+    fn index_only_tree(
+        &self,
+        head_tree: ObjectId,
+        staged: &BTreeMap<String, Staged>,
+        disk: &[(String, OnDisk)],
+    ) -> Result<Option<ObjectId>, GitError> {
+        let empty = ObjectId::empty_blob(self.repo.object_hash());
+        let on_disk: BTreeMap<&str, &OnDisk> = disk.iter().map(|(p, d)| (p.as_str(), d)).collect();
+        // An empty staged blob loses nothing, and it is what `git add -N`
+        // (intent to add) leaves in the index.
+        let lost = staged.iter().any(|(path, entry)| match entry {
+            Some((id, kind)) if *id != empty => !matches!(
+                on_disk.get(path.as_str()),
+                Some(OnDisk::Blob { id: d, kind: k }) if d == id && k == kind
+            ),
+            _ => false,
+        });
+        // Unresolved conflicts make the index no tree; their sides come
+        // from commits that are referenced anyway.
+        if lost && self.unmerged_paths()?.is_empty() {
+            self.staged_tree(head_tree, staged).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The index as a tree: `head_tree` with the `staged` entries applied.
+    pub(super) fn staged_tree(
+        &self,
+        head_tree: ObjectId,
+        staged: &BTreeMap<String, Staged>,
+    ) -> Result<ObjectId, GitError> {
+        if staged.is_empty() {
+            return Ok(head_tree);
+        }
+        let mut editor = self
+            .repo
+            .edit_tree(head_tree)
+            .map_err(|e| GitError::op("edit a tree", e))?;
+        for (path, entry) in staged {
+            match entry {
+                Some((id, kind)) => editor.upsert(path.as_str(), *kind, *id),
+                None => editor.remove(path.as_str()),
+            }
+            .map_err(|e| GitError::op(format!("record the index entry of {path}"), e))?;
+        }
+        Ok(editor
+            .write()
+            .map_err(|e| GitError::op("write the index tree", e))?
+            .detach())
     }
 
     /// Reads `path` of the working tree as git would store it, writing the
@@ -161,17 +251,34 @@ impl Repository {
         index_is_head: bool,
         exclude: &dyn Fn(&str) -> bool,
     ) -> Result<Snapshot, GitError> {
+        Ok(self.snapshot_staged(head_tree, index_is_head, exclude)?.0)
+    }
+
+    /// [`Repository::snapshot_with`], and the index's entries where it
+    /// differs from `head_tree`.
+    pub(super) fn snapshot_staged(
+        &self,
+        head_tree: ObjectId,
+        index_is_head: bool,
+        exclude: &dyn Fn(&str) -> bool,
+    ) -> Result<(Snapshot, BTreeMap<String, Staged>), GitError> {
         let workdir = self
             .workdir()
             .ok_or_else(|| GitError::op("snapshot the working tree", "the repository is bare"))?
             .to_path_buf();
-        let mut dirty = self.dirty_paths(head_tree, index_is_head)?;
+        let Dirty {
+            paths: mut dirty,
+            mut staged,
+        } = self.dirty_paths(head_tree, index_is_head)?;
         dirty.retain(|p| !exclude(p));
+        staged.retain(|p, _| !exclude(p));
         if dirty.is_empty() {
-            return Ok(Snapshot {
+            let clean = Snapshot {
                 tree: head_tree,
                 paths: Vec::new(),
-            });
+                index: None,
+            };
+            return Ok((clean, staged));
         }
         let mut editor = self
             .repo
@@ -199,7 +306,8 @@ impl Repository {
             .write()
             .map_err(|e| GitError::op("write the snapshot tree", e))?
             .detach();
-        Ok(Snapshot { tree, paths })
+        let index = self.index_only_tree(head_tree, &staged, &paths)?;
+        Ok((Snapshot { tree, paths, index }, staged))
     }
 }
 

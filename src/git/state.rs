@@ -48,7 +48,34 @@ impl Repository {
     /// those with unresolved conflicts, without storing anything (for
     /// commands that only report).
     pub fn changed_paths(&self, base: ObjectId) -> Result<(Vec<String>, Vec<String>), GitError> {
-        let changed = self.dirty_paths(base, false)?.into_iter().collect();
+        let changed = self.dirty_paths(base, false)?.paths.into_iter().collect();
+        Ok((changed, self.unmerged_paths()?))
+    }
+
+    /// The working tree and index of this repository against `base`.
+    pub fn work_state(&self, base: ObjectId) -> Result<WorkState, GitError> {
+        let (snapshot, staged) = self.snapshot_staged(base, false, &|_| false)?;
+        let unmerged = self.unmerged_paths()?;
+        let mut changed: BTreeSet<String> = snapshot.paths.into_iter().map(|(p, _)| p).collect();
+        changed.extend(staged.keys().cloned());
+        // With conflicts the index is no tree: it counts as the base, and
+        // the conflicts are reported on their own.
+        let index = if unmerged.is_empty() {
+            self.staged_tree(base, &staged)?
+        } else {
+            base
+        };
+        Ok(WorkState {
+            base,
+            disk: snapshot.tree,
+            index,
+            changed: changed.into_iter().collect(),
+            unmerged,
+        })
+    }
+
+    /// Paths with unresolved conflicts in the index.
+    pub(super) fn unmerged_paths(&self) -> Result<Vec<String>, GitError> {
         let index = gix::index::File::at_or_default(
             self.repo.index_path(),
             self.repo.object_hash(),
@@ -62,86 +89,6 @@ impl Repository {
             .filter(|e| e.stage_raw() != 0)
             .map(|e| e.path(&index).to_str_lossy().into_owned())
             .collect();
-        Ok((changed, unmerged.into_iter().collect()))
-    }
-
-    /// The working tree and index of this repository against `base`.
-    pub fn work_state(&self, base: ObjectId) -> Result<WorkState, GitError> {
-        let snapshot = self.snapshot(base)?;
-        let fail = |e: gix::Error| GitError::op("read the index", e);
-        let index = gix::index::File::at_or_default(
-            self.repo.index_path(),
-            self.repo.object_hash(),
-            true,
-            Default::default(),
-        )
-        .map_err(fail)?;
-        let unmerged: BTreeSet<String> = index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index).to_str_lossy().into_owned())
-            .collect();
-        let mut changed: BTreeSet<String> = snapshot.paths.into_iter().map(|(p, _)| p).collect();
-        // The cache-tree of an index written by git says when the index
-        // holds exactly the base tree: no need to compare them entry by entry.
-        let staged_nothing = index
-            .tree()
-            .is_some_and(|t| t.num_entries.is_some() && t.id == base);
-        let index_tree = if staged_nothing || !unmerged.is_empty() {
-            base
-        } else {
-            let mut staged: Vec<(String, Option<(ObjectId, EntryKind)>)> = Vec::new();
-            self.repo
-                .tree_index_status(
-                    &base,
-                    &index,
-                    None,
-                    gix::status::tree_index::TrackRenames::Disabled,
-                    |change, _, _| {
-                        use gix::diff::index::ChangeRef;
-                        let path = change.location().to_str_lossy().into_owned();
-                        match change {
-                            ChangeRef::Deletion { .. } => staged.push((path, None)),
-                            ChangeRef::Addition { entry_mode, id, .. }
-                            | ChangeRef::Modification { entry_mode, id, .. } => {
-                                if let Some(kind) = kind_of_index_mode(entry_mode) {
-                                    staged.push((path, Some((id.into_owned(), kind))));
-                                }
-                            }
-                            ChangeRef::Rewrite { .. } => {}
-                        }
-                        Ok(gix::diff::index::Action::Continue(()))
-                    },
-                )
-                .map_err(fail)?;
-            if staged.is_empty() {
-                base
-            } else {
-                let mut editor = self
-                    .repo
-                    .edit_tree(base)
-                    .map_err(|e| GitError::op("edit a tree", e))?;
-                for (path, entry) in &staged {
-                    changed.insert(path.clone());
-                    match entry {
-                        Some((id, kind)) => editor.upsert(path.as_str(), *kind, *id),
-                        None => editor.remove(path.as_str()),
-                    }
-                    .map_err(|e| GitError::op(format!("record the index entry of {path}"), e))?;
-                }
-                editor
-                    .write()
-                    .map_err(|e| GitError::op("write the index tree", e))?
-                    .detach()
-            }
-        };
-        Ok(WorkState {
-            base,
-            disk: snapshot.tree,
-            index: index_tree,
-            changed: changed.into_iter().collect(),
-            unmerged: unmerged.into_iter().collect(),
-        })
+        Ok(unmerged.into_iter().collect())
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! An apply writes a post commit (`[clada:post] …`) whose parent is either
 //! its pre snapshot (`[clada:pre] …`, the user's uncommitted work, whose
-//! parent is the branch as it was) or the branch as it was. A squash writes
-//! one `[clada:squash] …` commit in place of several units. A merge commit
-//! is never a clada commit, whatever its message says.
+//! parent is the branch as it was) or the branch as it was. A pre snapshot
+//! may have a second parent, `[clada:index] …`: the user's index, when it
+//! held content found nowhere else (its parent is the branch as it was too;
+//! on an unborn branch it is the pre's only parent). A squash writes one
+//! `[clada:squash] …` commit in place of several units. Any other merge
+//! commit is never a clada commit, whatever its message says.
 
 use crate::git::history::CommitInfo;
 use crate::git::{GitError, ObjectId, Repository};
@@ -13,12 +16,14 @@ use crate::git::{GitError, ObjectId, Repository};
 pub const PRE: &str = "[clada:pre]";
 pub const POST: &str = "[clada:post]";
 pub const SQUASH: &str = "[clada:squash]";
+pub const INDEX: &str = "[clada:index]";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Pre,
     Post,
     Squash,
+    Index,
     Other,
 }
 
@@ -30,6 +35,8 @@ pub fn kind(message: &str) -> Kind {
         Kind::Post
     } else if message.starts_with(SQUASH) {
         Kind::Squash
+    } else if message.starts_with(INDEX) {
+        Kind::Index
     } else {
         Kind::Other
     }
@@ -38,7 +45,7 @@ pub fn kind(message: &str) -> Kind {
 /// The first line of `message` without clada's marker.
 pub fn summary(message: &str) -> &str {
     let line = message.lines().next().unwrap_or_default();
-    [PRE, POST, SQUASH]
+    [PRE, POST, SQUASH, INDEX]
         .iter()
         .find_map(|m| line.strip_prefix(m))
         .unwrap_or(line)
@@ -63,6 +70,9 @@ pub struct Unit {
     /// The pre snapshot of the user's work, for an apply made on a dirty
     /// working tree.
     pub pre: Option<CommitInfo>,
+    /// The user's index before the apply, when it held content that is
+    /// neither in the base nor in the pre snapshot.
+    pub index: Option<CommitInfo>,
     /// The commit the unit was made on; `None` for a root commit.
     pub base: Option<ObjectId>,
 }
@@ -96,6 +106,16 @@ impl Unit {
             None => repo.tree_of(self.base),
         }
     }
+
+    /// The tree of the user's index just before the apply, when it was
+    /// recorded; otherwise the index held no content of its own and the
+    /// base's tree stands for it.
+    pub fn index_tree(&self, repo: &Repository) -> Result<ObjectId, GitError> {
+        match &self.index {
+            Some(index) => Ok(index.tree),
+            None => repo.tree_of(self.base),
+        }
+    }
 }
 
 /// The unit whose top commit is `id`, if `id` is a post or squash commit.
@@ -108,16 +128,19 @@ pub fn unit_at(repo: &Repository, id: ObjectId) -> Result<Option<Unit>, GitError
         return Ok(Some(Unit {
             top,
             pre: None,
+            index: None,
             base: None,
         }));
     };
     if kind(&top.message) == Kind::Post {
         let below = repo.commit_info(parent)?;
-        if kind(&below.message) == Kind::Pre && below.parents.len() <= 1 {
-            let base = below.first_parent();
+        if kind(&below.message) == Kind::Pre
+            && let Some((base, index)) = pre_parents(repo, &below)?
+        {
             return Ok(Some(Unit {
                 top,
                 pre: Some(below),
+                index,
                 base,
             }));
         }
@@ -125,8 +148,33 @@ pub fn unit_at(repo: &Repository, id: ObjectId) -> Result<Option<Unit>, GitError
     Ok(Some(Unit {
         top,
         pre: None,
+        index: None,
         base: Some(parent),
     }))
+}
+
+/// The base and the index commit of a pre snapshot, or `None` when its
+/// parents are not those an apply writes: the base alone (or nothing), or
+/// the base and an index commit made on that same base.
+#[allow(clippy::type_complexity)]
+fn pre_parents(
+    repo: &Repository,
+    pre: &CommitInfo,
+) -> Result<Option<(Option<ObjectId>, Option<CommitInfo>)>, GitError> {
+    let index_on = |id: ObjectId, base: &[ObjectId]| -> Result<Option<CommitInfo>, GitError> {
+        let info = repo.commit_info(id)?;
+        Ok((kind(&info.message) == Kind::Index && info.parents == base).then_some(info))
+    };
+    Ok(match pre.parents.as_slice() {
+        [] => Some((None, None)),
+        [only] => match index_on(*only, &[])? {
+            // An unborn branch: the index commit is a root too.
+            Some(index) => Some((None, Some(index))),
+            None => Some((Some(*only), None)),
+        },
+        [base, second] => index_on(*second, &[*base])?.map(|index| (Some(*base), Some(index))),
+        _ => None,
+    })
 }
 
 /// The contiguous units from `tip` down, newest first, at most `limit`.

@@ -116,6 +116,7 @@ mod tests {
         Unit {
             top: info(n, message),
             pre: pre.then(|| info(n + 50, "[clada:pre] snapshot before apply\n")),
+            index: None,
             base: Some(id(n + 1)),
         }
     }

@@ -200,6 +200,114 @@ fn undo_and_redo_of_an_apply_to_an_unborn_branch() {
     r.assert_fsck_clean();
 }
 
+/// Content only the index holds (staged, then changed again on disk) is
+/// recorded as the pre snapshot's second parent, and undo puts it back in
+/// the index; redo works from that state.
+#[test]
+fn staged_content_changed_again_on_disk_survives_apply_undo_and_redo() {
+    let r = base_repo();
+    let base = r.rev("HEAD");
+    r.write("a.txt", "staged version\n");
+    r.git(&["add", "a.txt"]);
+    r.write("a.txt", "disk version\n");
+    let status_before = r.status();
+    assert_eq!(status_before, "MM a.txt");
+    r.apply(&write_reply("b.txt", "from the reply\n"));
+    let post = r.rev("HEAD");
+    let pre = r.rev("HEAD^");
+    assert_eq!(r.rev(&format!("{pre}^1")), base);
+    let index = r.rev(&format!("{pre}^2"));
+    assert!(
+        r.git(&["log", "-1", "--format=%s", &index])
+            .starts_with("[clada:index]")
+    );
+    assert_eq!(r.rev(&format!("{index}^")), base);
+    assert_eq!(
+        r.git(&["show", &format!("{index}:a.txt")]),
+        "staged version"
+    );
+    assert_eq!(r.git(&["show", &format!("{pre}:a.txt")]), "disk version");
+    assert_eq!(r.status(), "", "the index follows the applied commit");
+    // The history commands see an apply like any other.
+    assert!(
+        r.git(&["log", "--first-parent", "--format=%s"])
+            .contains("[clada:pre]")
+    );
+    r.run(&["log"]).success().stdout(contains("b.txt"));
+
+    r.run(&["undo"]).success();
+    assert_eq!(r.rev("HEAD"), base);
+    assert_eq!(r.status(), status_before, "staged and unstaged as before");
+    assert_eq!(r.git(&["show", ":a.txt"]), "staged version");
+    assert_eq!(r.read("a.txt").as_deref(), Some("disk version\n"));
+    r.run(&["redo"]).success();
+    assert_eq!(r.rev("HEAD"), post);
+    assert_eq!(r.status(), "");
+    r.apply(&write_reply("c.txt", "more\n"));
+    r.run(&["squash"]).success();
+    assert_eq!(r.git(&["show", "HEAD:a.txt"]), "disk version");
+    let squashed = r.rev("refs/clada/squashed/1");
+    assert_eq!(
+        r.git(&["show", &format!("{squashed}^^^2:a.txt")]),
+        "staged version",
+        "the old tip keeps the index commit reachable"
+    );
+    r.assert_fsck_clean();
+}
+
+/// The index commit is made only when the index holds something of its
+/// own: staging what is on disk, intent-to-add, or a staged file changed
+/// back to HEAD's content on disk are covered (the last one does need it).
+#[test]
+fn the_index_is_recorded_only_when_it_holds_content_found_nowhere_else() {
+    let parents = |r: &Repo| {
+        r.git(&["log", "-1", "--format=%p", "HEAD^"])
+            .split(' ')
+            .count()
+    };
+    let r = base_repo();
+    r.write("a.txt", "staged and on disk\n");
+    r.git(&["add", "a.txt"]);
+    r.write("new.txt", "intent to add\n");
+    r.git(&["add", "-N", "new.txt"]);
+    r.apply(&write_reply("b.txt", "x\n"));
+    assert_eq!(parents(&r), 1, "everything staged is on disk too");
+
+    let r = base_repo();
+    r.write("a.txt", "staged only\n");
+    r.git(&["add", "a.txt"]);
+    r.write("a.txt", "a\n");
+    assert_eq!(r.status(), "MM a.txt");
+    r.apply(&write_reply("b.txt", "x\n"));
+    assert_eq!(parents(&r), 2, "the disk is HEAD's, the index is not");
+    assert_eq!(r.git(&["show", "HEAD^^2:a.txt"]), "staged only");
+    assert_eq!(r.git(&["show", "HEAD^:a.txt"]), "a");
+    assert_eq!(r.status(), "");
+    r.run(&["undo"]).success();
+    assert_eq!(r.status(), "MM a.txt");
+    assert_eq!(r.git(&["show", ":a.txt"]), "staged only");
+    r.assert_fsck_clean();
+}
+
+#[test]
+fn staged_content_on_an_unborn_branch_is_kept_by_a_root_index_commit() {
+    let r = Repo::new(&[]);
+    r.write("mine.txt", "staged\n");
+    r.git(&["add", "mine.txt"]);
+    r.write("mine.txt", "on disk\n");
+    r.apply_write("hello.txt", "hi\n");
+    assert_eq!(r.git(&["show", "HEAD^^:mine.txt"]), "staged");
+    assert_eq!(r.git(&["show", "HEAD^:mine.txt"]), "on disk");
+    assert_eq!(r.status(), "");
+    r.run(&["undo"]).success();
+    assert_eq!(r.rev("refs/heads/main"), "", "unborn again");
+    assert_eq!(r.status(), "AM mine.txt");
+    assert_eq!(r.git(&["show", ":mine.txt"]), "staged");
+    r.run(&["redo"]).success();
+    assert_eq!(r.status(), "");
+    r.assert_fsck_clean();
+}
+
 #[test]
 fn redo_refuses_to_overwrite_work_done_after_the_undo_and_an_ignored_file_in_its_way() {
     let r = Repo::new(&[("a.txt", "a\n"), (".gitignore", "*.log\n")]);
@@ -523,6 +631,37 @@ fn a_branch_moved_while_stepped_back_is_not_overwritten() {
         "the saved work is still kept"
     );
     assert_ne!(r.rev("main"), old_tip);
+}
+
+/// Putting HEAD back on the branch by hand does not let an apply move the
+/// branch under an open session; another branch is free, and a dry run is.
+#[test]
+fn apply_refuses_to_move_the_branch_of_an_open_session() {
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("a.txt", "1\n");
+    r.run(&["step-back"]).success();
+    r.git(&["switch", "-q", "main"]);
+    let tip = r.rev("main");
+    r.clada(&["apply", "-"])
+        .write_stdin(write_reply("b.txt", "b\n"))
+        .assert()
+        .code(2)
+        .stderr(contains("step-back session on main is open"))
+        .stderr(contains("step-forward --all"));
+    assert_eq!(r.rev("main"), tip);
+    assert_eq!(r.read("b.txt"), None);
+    r.clada(&["apply", "--dry-run", "-"])
+        .write_stdin(write_reply("b.txt", "b\n"))
+        .assert()
+        .success();
+    r.git(&["switch", "-q", "-c", "other"]);
+    r.apply_write("b.txt", "b\n");
+    assert_ne!(r.rev("other"), tip);
+    r.git(&["switch", "-q", "main"]);
+    r.run(&["step-forward", "--all"]).success();
+    assert_eq!(r.rev("HEAD"), tip);
+    r.apply_write("c.txt", "c\n");
+    r.assert_fsck_clean();
 }
 
 #[test]

@@ -72,6 +72,8 @@ enum Kind {
 struct Commit {
     kind: Kind,
     tree: Files,
+    /// For a pre commit: the index it recorded (content found only there).
+    index: Option<Files>,
 }
 
 /// An undone apply: its commits (post, then pre) and the commit below.
@@ -115,6 +117,7 @@ impl Model {
             commits: vec![Commit {
                 kind: Kind::User,
                 tree: initial.clone(),
+                index: None,
             }],
             branch: vec![0],
             work: initial.clone(),
@@ -153,8 +156,33 @@ impl Model {
     }
 
     fn add(&mut self, kind: Kind, tree: Files) -> usize {
-        self.commits.push(Commit { kind, tree });
+        self.commits.push(Commit {
+            kind,
+            tree,
+            index: None,
+        });
         self.commits.len() - 1
+    }
+
+    /// An apply's pre snapshot, when the working tree differs from the tip
+    /// or the index holds content found nowhere else (then recorded too).
+    fn snapshot_pre(&mut self) {
+        let head = self.tree(self.tip());
+        let index_only = self
+            .index
+            .iter()
+            .any(|(p, c)| head.get(p) != Some(c) && self.work.get(p) != Some(c));
+        if self.work != *head || index_only {
+            let pre = self.add(Kind::Pre, self.work.clone());
+            self.commits[pre].index = index_only.then(|| self.index.clone());
+            self.branch.push(pre);
+        }
+    }
+
+    /// The index an undo of the apply with `pre` over `base` restores.
+    fn index_before(&self, pre: Option<usize>, base: usize) -> &Files {
+        pre.and_then(|p| self.commits[p].index.as_ref())
+            .unwrap_or_else(|| self.tree(base))
     }
 
     /// The unit whose top is at branch position `i`: (pre position, base
@@ -213,10 +241,7 @@ impl Model {
                     return Some(Done);
                 }
                 // The pre snapshot is the working tree (staged or not).
-                if self.work != *self.tree(self.tip()) {
-                    let pre = self.add(Kind::Pre, self.work.clone());
-                    self.branch.push(pre);
-                }
+                self.snapshot_pre();
                 let mut post = self.work.clone();
                 post.insert(FILES[*f].into(), content);
                 let id = self.add(Kind::Post, post.clone());
@@ -228,10 +253,7 @@ impl Model {
                 if !self.work.contains_key(FILES[*f]) {
                     return Some(Failed);
                 }
-                if self.work != *self.tree(self.tip()) {
-                    let pre = self.add(Kind::Pre, self.work.clone());
-                    self.branch.push(pre);
-                }
+                self.snapshot_pre();
                 let mut post = self.work.clone();
                 post.remove(FILES[*f]);
                 let id = self.add(Kind::Post, post.clone());
@@ -259,7 +281,9 @@ impl Model {
                 }
                 let &(_, pre, base) = units.last().unwrap();
                 self.work = self.tree(self.branch[pre.unwrap_or(base)]).clone();
-                self.index = self.tree(self.branch[base]).clone();
+                self.index = self
+                    .index_before(pre.map(|p| self.branch[p]), self.branch[base])
+                    .clone();
                 for (post, pre, base) in &units {
                     self.undone.push(Undone {
                         post: self.branch[*post],
@@ -278,7 +302,8 @@ impl Model {
                 let u = self.undone[i].clone();
                 let before = self.tree(u.pre.unwrap_or(u.base));
                 let fits = |t: &Files| t == before || t == self.tree(tip);
-                if !fits(&self.work) || !fits(&self.index) {
+                let staged = self.index_before(u.pre, u.base);
+                if !fits(&self.work) || !(fits(&self.index) || self.index == *staged) {
                     return Some(Refused);
                 }
                 self.undone.remove(i);
@@ -407,20 +432,18 @@ fn universe() -> Vec<String> {
 }
 
 /// Which of `contents` are reachable: from refs, reflogs, the working tree
-/// and, with `index`, the index. Only the user's working tree counts:
+/// and the index. Only the user's working tree counts:
 /// clada's own scratch worktree (where RUN runs) is not a place the user
 /// keeps anything.
-fn reachable(r: &Repo, contents: &[String], index: bool) -> BTreeSet<String> {
-    let mut args = vec![
+fn reachable(r: &Repo, contents: &[String]) -> BTreeSet<String> {
+    let args = [
         "rev-list",
         "--objects",
         "--single-worktree",
         "--all",
         "--reflog",
+        "--indexed-objects",
     ];
-    if index {
-        args.push("--indexed-objects");
-    }
     let objects: BTreeSet<String> = r
         .git(&args)
         .lines()
@@ -490,12 +513,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::StepForward(None) => (vec!["step-forward".into(), "--all".into()], None),
             Op::Squash => (vec!["squash".into()], None),
         };
-        // Known limit of apply (doc/architecture.md): its pre snapshot is
-        // the working tree, so content that is only in the index (staged,
-        // then changed on disk) is not kept. Every other command keeps the
-        // index's content too.
-        let index_kept = !matches!(op, Op::Apply(..) | Op::Remove(_));
-        let before = reachable(&r, &contents, index_kept);
+        let before = reachable(&r, &contents);
         let expect = model.step(op);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = r
@@ -556,7 +574,7 @@ fn check(
     let subjects = r.git(&["log", "--first-parent", "--format=%s", "main"]);
     let kinds: Vec<Kind> = subjects.lines().map(kind_of).collect();
     prop_assert_eq!(kinds, model.kinds(), "branch after step {} {:?}", i, op);
-    let after = reachable(r, contents, true);
+    let after = reachable(r, contents);
     let lost: Vec<&String> = before.difference(&after).collect();
     prop_assert!(lost.is_empty(), "step {} {:?} lost {:?}", i, op, lost);
     Ok(())
