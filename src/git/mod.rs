@@ -67,9 +67,19 @@ pub enum Head {
 /// An open repository.
 pub struct Repository {
     repo: gix::Repository,
+    /// The index as the status last read it, for the update that follows
+    /// to use instead of reading it again (`worktree.rs`).
+    last_index: std::cell::RefCell<Option<worktree::ReadIndex>>,
 }
 
 impl Repository {
+    pub(super) fn new(repo: gix::Repository) -> Repository {
+        Repository {
+            repo,
+            last_index: Default::default(),
+        }
+    }
+
     /// The file-by-file differences from tree `old` to tree `new`.
     pub fn tree_changes(
         &self,
@@ -110,7 +120,7 @@ impl Repository {
         // Objects are written and read a lot within one process; a bigger
         // cache than the default costs little.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        Ok(Some(Repository { repo }))
+        Ok(Some(Repository::new(repo)))
     }
 
     /// Opens the repository whose git dir is `git_dir`. Hooks use it with
@@ -124,7 +134,7 @@ impl Repository {
         let absolute = std::path::absolute(git_dir).map_err(|e| fail(&e))?;
         let mut repo = gix::open(absolute).map_err(|e| fail(&e))?;
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        Ok(Repository { repo })
+        Ok(Repository::new(repo))
     }
 
     /// The value of a `git config` key such as `clada.startDelimiter`, from

@@ -118,7 +118,7 @@ impl Repository {
         let mut repo = gix::open(&dir).map_err(|e| fail("open", &e))?;
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
         Ok(Scratch {
-            repo: Repository { repo },
+            repo: Repository::new(repo),
             dir,
             admin,
             shared: shared.to_vec(),

@@ -70,14 +70,8 @@ impl Repository {
     ) -> Result<Dirty, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
-        // Read the index without verifying its checksum, as git does.
-        let index = gix::index::File::at_or_default(
-            self.repo.index_path(),
-            self.repo.object_hash(),
-            true,
-            Default::default(),
-        )
-        .map_err(fail)?;
+        let stamp = super::worktree::IndexStamp::of(&self.repo.index_path());
+        let index = self.read_index_file()?;
         // When the index's cache-tree says it holds exactly HEAD's tree,
         // nothing is staged and comparing HEAD's tree with the index (which
         // reads every tree of the repository) can be skipped.
@@ -95,13 +89,24 @@ impl Repository {
             .tree_index_track_renames(TrackRenames::Disabled)
             .head_tree(head_tree);
         let mut dirty = Dirty::default();
+        // The index read here is kept for the update after the apply.
+        let keep = |outcome: Option<gix::status::Outcome>| {
+            if let Some(gix::worktree::IndexPersistedOrInMemory::InMemory(file)) =
+                outcome.map(|o| o.worktree_index)
+            {
+                self.keep_index(file, stamp);
+            }
+        };
         if staged_nothing {
-            for item in platform.into_index_worktree_iter(None).map_err(fail)? {
+            let mut items = platform.into_index_worktree_iter(None).map_err(fail)?;
+            for item in &mut items {
                 note_worktree_item(&mut dirty.paths, &item.map_err(fail)?);
             }
+            keep(items.into_outcome());
             return Ok(dirty);
         }
-        for item in platform.into_iter(None).map_err(fail)? {
+        let mut items = platform.into_iter(None).map_err(fail)?;
+        for item in &mut items {
             match item.map_err(fail)? {
                 Item::TreeIndex(change) => {
                     use gix::diff::index::ChangeRef;
@@ -124,6 +129,7 @@ impl Repository {
                 Item::IndexWorktree(w) => note_worktree_item(&mut dirty.paths, &w),
             }
         }
+        keep(items.into_outcome());
         Ok(dirty)
     }
 

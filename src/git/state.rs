@@ -76,13 +76,7 @@ impl Repository {
 
     /// Paths with unresolved conflicts in the index.
     pub(super) fn unmerged_paths(&self) -> Result<Vec<String>, GitError> {
-        let index = gix::index::File::at_or_default(
-            self.repo.index_path(),
-            self.repo.object_hash(),
-            true,
-            Default::default(),
-        )
-        .map_err(|e| GitError::op("read the index", e))?;
+        let index = self.read_index_file()?;
         let unmerged: BTreeSet<String> = index
             .entries()
             .iter()

@@ -236,10 +236,16 @@ impl Repository {
         // writer can slip in between.
         let (mut lock, mut index) = self.lock_and_read_index()?;
 
-        let paths: std::collections::BTreeSet<&str> = finals.keys().map(String::as_str).collect();
-        index.remove_entries(|_, path, _| paths.contains(path.to_str_lossy().as_ref()));
+        // Entries that stay are updated in place; only paths that come or
+        // go (or had conflict stages) change the entries' order.
+        let mut gone = std::collections::BTreeSet::new();
+        let mut added = Vec::new();
         for (path, state) in &finals {
+            let at = index.entry_range(path.as_str().into());
             let Final::Entry(id, kind) = state else {
+                if at.is_some() {
+                    gone.insert(path.as_str());
+                }
                 continue;
             };
             let mode = match kind {
@@ -248,17 +254,44 @@ impl Repository {
                 _ => gix::index::entry::Mode::FILE,
             };
             let stat = disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default();
+            match at {
+                Some(r) if r.len() == 1 && index.entries()[r.start].stage_raw() == 0 => {
+                    let entry = &mut index.entries_mut()[r.start];
+                    entry.id = *id;
+                    entry.mode = mode;
+                    entry.stat = stat;
+                    entry.flags = gix::index::entry::Flags::empty();
+                }
+                other => {
+                    if other.is_some() {
+                        gone.insert(path.as_str());
+                    }
+                    added.push((path.as_str(), *id, mode, stat));
+                }
+            }
+        }
+        if !gone.is_empty() {
+            index.remove_entries(|_, path, _| gone.contains(path.to_str_lossy().as_ref()));
+        }
+        for (path, id, mode, stat) in &added {
             index.dangerously_push_entry(
-                stat,
+                *stat,
                 *id,
                 gix::index::entry::Flags::empty(),
-                mode,
-                path.as_str().into(),
+                *mode,
+                (*path).into(),
             );
         }
-        index.sort_entries();
-        // The cached trees no longer match the entries (see gix's docs).
-        index.remove_tree();
+        if !added.is_empty() {
+            index.sort_entries();
+        }
+        // The cached trees of the directories above each path no longer
+        // match their entries; the rest stay valid (as git does it).
+        if let Some(tree) = index.tree_mut() {
+            for path in finals.keys() {
+                invalidate_cached_tree(tree, path);
+            }
+        }
         write_index(&index, &mut lock)?;
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
@@ -362,6 +395,20 @@ impl Repository {
     }
 }
 
+/// Marks the cache-tree nodes of the directories above `path` invalid (git's
+/// `cache_tree_invalidate_path`).
+fn invalidate_cached_tree(tree: &mut gix::index::extension::Tree, path: &str) {
+    tree.num_entries = None;
+    if let Some((dir, rest)) = path.split_once('/')
+        && let Some(child) = tree
+            .children
+            .iter_mut()
+            .find(|c| c.name.as_slice() == dir.as_bytes())
+    {
+        invalidate_cached_tree(child, rest);
+    }
+}
+
 /// Removes what stands in the way of `c.path` becoming a file: parents
 /// that are links or files, a directory at the path itself.
 fn clear_the_way(workdir: &Path, c: &Changed) -> std::io::Result<()> {
@@ -440,14 +487,69 @@ impl Repository {
             0,
         )
         .map_err(|e| GitError::op("lock the index", e))?;
-        let index = gix::index::File::at_or_default(
-            &index_path,
+        // Under git's lock nobody else writes the index: if the file is
+        // still the one the status read, that read is as good as a new one.
+        let stamp = IndexStamp::of(&index_path);
+        let earlier = self.last_index.borrow_mut().take();
+        if let Some(read) = earlier
+            && stamp.is_some()
+            && read.stamp == stamp
+        {
+            return Ok((lock, read.file));
+        }
+        let index = self.read_index_file()?;
+        Ok((lock, index))
+    }
+
+    /// Reads the index without verifying its checksum, as git does.
+    pub(super) fn read_index_file(&self) -> Result<gix::index::File, GitError> {
+        gix::index::File::at_or_default(
+            self.repo.index_path(),
             self.repo.object_hash(),
             true,
             Default::default(),
         )
-        .map_err(|e| GitError::op("read the index", e))?;
-        Ok((lock, index))
+        .map_err(|e| GitError::op("read the index", e))
+    }
+
+    /// Remembers `file`, read from the index file as it was at `stamp`.
+    pub(super) fn keep_index(&self, file: gix::index::File, stamp: Option<IndexStamp>) {
+        if stamp.is_some() {
+            *self.last_index.borrow_mut() = Some(ReadIndex { file, stamp });
+        }
+    }
+}
+
+/// An index as read, and which file it was read from.
+pub(crate) struct ReadIndex {
+    file: gix::index::File,
+    stamp: Option<IndexStamp>,
+}
+
+/// What tells one index file from another: git and gix replace the index
+/// by renaming a new file over it, which gives it a new inode and ctime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct IndexStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl IndexStamp {
+    /// The stamp of the file at `path`; `None` if there is none. Taken
+    /// before reading: a file replaced in between then never matches.
+    pub(super) fn of(path: &Path) -> Option<IndexStamp> {
+        use std::os::unix::fs::MetadataExt as _;
+        let m = std::fs::metadata(path).ok()?;
+        Some(IndexStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
     }
 }
 
@@ -472,33 +574,104 @@ pub(super) fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::F
     ))
 }
 
-/// Writes `index` to `out` with its trailing checksum.
+/// Writes `index` to `out` with its SHA-1 trailer.
 ///
-/// gix hashes with collision-detecting SHA-1, which is several times
-/// slower than plain SHA-1 and dominated an apply on big repositories
-/// (20 ms for a 50,000-file index). The trailer of an index is a plain
-/// SHA-1 of its content, so it is computed here with the `sha1` crate
-/// (hardware-accelerated where the CPU can) over the serialised bytes.
+/// gix hashes with collision-detecting SHA-1, several times slower than
+/// plain SHA-1 (20 ms for a 50,000-file index); the trailer is a plain
+/// SHA-1 of the content, so it is computed with the `sha1` crate
+/// (hardware-accelerated where the CPU can). gix serialises the entries in
+/// this thread while another hashes and writes what is ready: the two take
+/// about as long on a large index.
 pub(super) fn write_index(
     index: &gix::index::File,
-    out: &mut impl std::io::Write,
+    out: &mut (impl std::io::Write + Send),
 ) -> Result<(), GitError> {
     use sha1::Digest as _;
+    const TRAILER: usize = 20;
     let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
-    let mut bytes = Vec::with_capacity(1 << 20);
     let options = gix::index::write::Options {
         skip_hash: true,
         ..Default::default()
     };
-    index.write_to(&mut bytes, options).map_err(|e| fail(&e))?;
-    // With skip_hash the trailer is written as zeros: replace it.
-    let body = bytes
-        .len()
-        .checked_sub(20)
-        .ok_or_else(|| fail(&"the index is too short"))?;
-    let digest = sha1::Sha1::digest(&bytes[..body]);
-    bytes[body..].copy_from_slice(&digest);
-    out.write_all(&bytes).map_err(|e| fail(&e))
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        // With skip_hash gix ends with a zero trailer: the last bytes seen
+        // are held back, and replaced by the digest at the end.
+        let writer = scope.spawn(move || -> std::io::Result<()> {
+            let mut hasher = sha1::Sha1::new();
+            let mut pass = |bytes: &[u8]| {
+                hasher.update(bytes);
+                out.write_all(bytes)
+            };
+            let mut held: Vec<u8> = Vec::new();
+            for chunk in rx {
+                if chunk.len() >= TRAILER {
+                    pass(&held)?;
+                    let (body, end) = chunk.split_at(chunk.len() - TRAILER);
+                    pass(body)?;
+                    held = end.to_vec();
+                } else {
+                    held.extend_from_slice(&chunk);
+                    let ready = held.len().saturating_sub(TRAILER);
+                    pass(&held[..ready])?;
+                    held.drain(..ready);
+                }
+            }
+            if held.len() != TRAILER {
+                return Err(std::io::Error::other("the index is too short"));
+            }
+            out.write_all(&hasher.finalize())
+        });
+        let mut chunks = Chunks {
+            buf: Vec::with_capacity(CHUNK),
+            tx,
+        };
+        let serialised = index
+            .write_to(&mut chunks, options)
+            .map_err(|e| fail(&e))
+            .and_then(|_| chunks.send().map_err(|e| fail(&e)));
+        drop(chunks);
+        let written = writer
+            .join()
+            .map_err(|_| fail(&"the index writer thread panicked"))?;
+        serialised?;
+        written.map_err(|e| fail(&e))
+    })
+}
+
+/// The size of the pieces the index is hashed and written in.
+const CHUNK: usize = 1 << 20;
+
+/// A writer that hands its bytes on in chunks of about [`CHUNK`] bytes.
+struct Chunks {
+    buf: Vec<u8>,
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Chunks {
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx
+            .send(full)
+            .map_err(|_| std::io::Error::other("the index writer stopped"))
+    }
+}
+
+impl std::io::Write for Chunks {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The index stat of `path` if its content is `id`; `None` (a zero stat,

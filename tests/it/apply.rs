@@ -70,6 +70,47 @@ fn dirty_work_is_committed_as_pre_and_status_is_clean_afterwards() {
     assert!(dir.path().join("build.log").exists());
 }
 
+/// The index after an apply matches the post commit entry for entry, and
+/// the cache-tree git keeps in it is still right: `git write-tree` (which
+/// trusts every valid cache-tree node) gives the post commit's tree, for
+/// edits, a new directory, a deletion and a mode change.
+#[test]
+fn the_index_and_its_cache_tree_match_the_post_commit() {
+    let dir = repo(&[
+        ("a.txt", "old\n"),
+        ("src/lib/one.rs", "one\n"),
+        ("src/lib/two.rs", "two\n"),
+        ("src/main.rs", "main\n"),
+        ("docs/gone.md", "gone\n"),
+        ("tools/run.sh", "echo\n"),
+    ]);
+    // A full, valid cache-tree to start from.
+    git(dir.path(), &["read-tree", "HEAD"]);
+    std::fs::write(dir.path().join("src/main.rs"), "main, edited by the user\n").unwrap();
+    let reply = format!(
+        "{EDIT}<---SEARCH file=\"src/lib/one.rs\"--->\none\n<---REPLACE--->\nuno\n<---END--->\n\
+         <---WRITE file=\"src/new/mod.rs\"--->\nnew\n<---END--->\n\
+         <---RUN--->\nrm docs/gone.md\n<---END--->\n"
+    );
+    apply(dir.path(), &["-"], &reply).success();
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    let staged = out(dir.path(), &["ls-files", "--stage"]);
+    let committed = out(dir.path(), &["ls-tree", "-r", "HEAD"]);
+    let as_index: Vec<String> = committed
+        .lines()
+        .map(|l| {
+            let (meta, path) = l.split_once('\t').unwrap();
+            let f: Vec<&str> = meta.split(' ').collect();
+            format!("{} {} 0\t{path}", f[0], f[2])
+        })
+        .collect();
+    assert_eq!(staged, as_index.join("\n"));
+    assert_eq!(
+        out(dir.path(), &["write-tree"]),
+        out(dir.path(), &["rev-parse", "HEAD^{tree}"])
+    );
+}
+
 #[test]
 fn unborn_branch_gets_a_root_commit() {
     let dir = repo(&[]);

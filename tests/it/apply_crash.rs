@@ -568,6 +568,32 @@ fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
     f.assert_fsck_clean("after a branch move");
 }
 
+/// The update reuses the index the status read only while the index file
+/// is unchanged: one staged meanwhile is read again and keeps its entry.
+#[test]
+fn a_file_the_user_stages_during_the_apply_stays_staged() {
+    let f = Fixture::new();
+    let paused = Paused::start(
+        f.apply("reply.md", &[], &[]),
+        "journal-written",
+        f.dir.join("pause"),
+    );
+    f.write("staged.txt", "staged during the apply\n");
+    f.git(&["add", "staged.txt"]);
+    let out = paused.release();
+
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(f.read("a.txt").as_deref(), Some(A_NEW));
+    assert!(
+        f.status().lines().any(|l| l == "A  staged.txt"),
+        "the entry staged meanwhile is gone: {}",
+        f.status()
+    );
+    assert_eq!(f.git(&["show", ":staged.txt"]), "staged during the apply\n");
+    assert_eq!(f.git(&["show", ":a.txt"]), A_NEW);
+    f.assert_fsck_clean("after staging during an apply");
+}
+
 #[test]
 fn a_file_the_user_edits_during_the_apply_is_kept() {
     let f = Fixture::new();
