@@ -227,7 +227,10 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
     })?;
     repo.clear_switch().map_err(git_err)?;
 
-    let restored = repo.tree_moves(index_to, disk_to).map_err(git_err)?.len();
+    let restored = repo
+        .tree_moves(repo.tree_of(target).map_err(git_err)?, disk_to)
+        .map_err(git_err)?
+        .len();
     write_stdout(|w| {
         for u in &units {
             writeln!(

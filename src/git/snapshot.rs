@@ -117,7 +117,7 @@ impl Repository {
                         | ChangeRef::Modification { entry_mode, id, .. } => {
                             match super::state::kind_of_index_mode(*entry_mode) {
                                 Some(kind) => Some((id.clone().into_owned(), kind)),
-                                // A submodule entry: its content is not here.
+                                // Not a mode a tree can hold.
                                 None => continue,
                             }
                         }
@@ -143,18 +143,21 @@ impl Repository {
     ) -> Result<Option<ObjectId>, GitError> {
         let empty = ObjectId::empty_blob(self.repo.object_hash());
         let on_disk: BTreeMap<&str, &OnDisk> = disk.iter().map(|(p, d)| (p.as_str(), d)).collect();
-        // An empty staged blob loses nothing, and it is what `git add -N`
-        // (intent to add) leaves in the index.
+        // Content is lost only where the update will overwrite the entry:
+        // paths the snapshot read (a submodule or a directory on disk,
+        // `OnDisk::Other`, is not among them, and keeps its entry). An
+        // empty staged blob loses nothing. (Intent-to-add and unmerged
+        // entries never get here: gix's tree-index diff leaves them out,
+        // so the index's tree below holds HEAD's entry for those paths.)
         let lost = staged.iter().any(|(path, entry)| match entry {
-            Some((id, kind)) if *id != empty => !matches!(
-                on_disk.get(path.as_str()),
-                Some(OnDisk::Blob { id: d, kind: k }) if d == id && k == kind
-            ),
+            Some((id, kind)) if *id != empty => match on_disk.get(path.as_str()) {
+                Some(OnDisk::Blob { id: d, kind: k }) => d != id || k != kind,
+                Some(OnDisk::Missing) => true,
+                Some(OnDisk::Other) | None => false,
+            },
             _ => false,
         });
-        // Unresolved conflicts make the index no tree; their sides come
-        // from commits that are referenced anyway.
-        if lost && self.unmerged_paths()?.is_empty() {
+        if lost {
             self.staged_tree(head_tree, staged).map(Some)
         } else {
             Ok(None)

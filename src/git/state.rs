@@ -75,7 +75,7 @@ impl Repository {
     }
 
     /// Paths with unresolved conflicts in the index.
-    pub(super) fn unmerged_paths(&self) -> Result<Vec<String>, GitError> {
+    fn unmerged_paths(&self) -> Result<Vec<String>, GitError> {
         let index = self.read_index_file()?;
         let unmerged: BTreeSet<String> = index
             .entries()

@@ -474,8 +474,9 @@ fn remove_empty_parents(workdir: &Path, file: &Path) {
 
 impl Repository {
     /// Takes git's `index.lock`, then reads the index (lock first: no
-    /// other writer can slip in between; gix itself reads unlocked). Like
-    /// git, the checksum is not verified on read.
+    /// other writer can slip in between; gix itself reads unlocked), or
+    /// takes the status's earlier read when the file is still that one.
+    /// Like git, the checksum is not verified on read.
     pub(super) fn lock_and_read_index(
         &self,
     ) -> Result<(gix::lock::File, gix::index::File), GitError> {
@@ -492,8 +493,7 @@ impl Repository {
         let stamp = IndexStamp::of(&index_path);
         let earlier = self.last_index.borrow_mut().take();
         if let Some(read) = earlier
-            && stamp.is_some()
-            && read.stamp == stamp
+            && stamp == Some(read.stamp)
         {
             return Ok((lock, read.file));
         }
@@ -514,7 +514,7 @@ impl Repository {
 
     /// Remembers `file`, read from the index file as it was at `stamp`.
     pub(super) fn keep_index(&self, file: gix::index::File, stamp: Option<IndexStamp>) {
-        if stamp.is_some() {
+        if let Some(stamp) = stamp {
             *self.last_index.borrow_mut() = Some(ReadIndex { file, stamp });
         }
     }
@@ -523,7 +523,7 @@ impl Repository {
 /// An index as read, and which file it was read from.
 pub(crate) struct ReadIndex {
     file: gix::index::File,
-    stamp: Option<IndexStamp>,
+    stamp: IndexStamp,
 }
 
 /// What tells one index file from another: git and gix replace the index
@@ -597,31 +597,34 @@ pub(super) fn write_index(
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
         // With skip_hash gix ends with a zero trailer: the last bytes seen
         // are held back, and replaced by the digest at the end.
-        let writer = scope.spawn(move || -> std::io::Result<()> {
-            let mut hasher = sha1::Sha1::new();
-            let mut pass = |bytes: &[u8]| {
-                hasher.update(bytes);
-                out.write_all(bytes)
-            };
-            let mut held: Vec<u8> = Vec::new();
-            for chunk in rx {
-                if chunk.len() >= TRAILER {
-                    pass(&held)?;
-                    let (body, end) = chunk.split_at(chunk.len() - TRAILER);
-                    pass(body)?;
-                    held = end.to_vec();
-                } else {
-                    held.extend_from_slice(&chunk);
-                    let ready = held.len().saturating_sub(TRAILER);
-                    pass(&held[..ready])?;
-                    held.drain(..ready);
+        let writer = std::thread::Builder::new()
+            .name("clada-index-writer".into())
+            .spawn_scoped(scope, move || -> std::io::Result<()> {
+                let mut hasher = sha1::Sha1::new();
+                let mut pass = |bytes: &[u8]| {
+                    hasher.update(bytes);
+                    out.write_all(bytes)
+                };
+                let mut held: Vec<u8> = Vec::new();
+                for chunk in rx {
+                    if chunk.len() >= TRAILER {
+                        pass(&held)?;
+                        let (body, end) = chunk.split_at(chunk.len() - TRAILER);
+                        pass(body)?;
+                        held = end.to_vec();
+                    } else {
+                        held.extend_from_slice(&chunk);
+                        let ready = held.len().saturating_sub(TRAILER);
+                        pass(&held[..ready])?;
+                        held.drain(..ready);
+                    }
                 }
-            }
-            if held.len() != TRAILER {
-                return Err(std::io::Error::other("the index is too short"));
-            }
-            out.write_all(&hasher.finalize())
-        });
+                if held.len() != TRAILER {
+                    return Err(std::io::Error::other("the index is too short"));
+                }
+                out.write_all(&hasher.finalize())
+            })
+            .map_err(|e| fail(&e))?;
         let mut chunks = Chunks {
             buf: Vec::with_capacity(CHUNK),
             tx,
