@@ -23,6 +23,7 @@ use crate::git::snapshot::Snapshot;
 use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{Head, ObjectId, Repository};
+use crate::history::commits;
 use crate::plan::{Task, plan, refuse_run};
 use crate::report::text::{task_lines, task_lines_with_output};
 use crate::report::{Status, Tally, TaskReport};
@@ -34,8 +35,6 @@ use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 /// Notes ref the reply of each apply is stored in.
 const REPLY_NOTES: &str = "refs/notes/clada";
-const PRE_MESSAGE: &str = "[clada:pre] snapshot before apply\n";
-const INDEX_MESSAGE: &str = "[clada:index] staged content before apply\n";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -448,16 +447,8 @@ fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
     }
     // A step-back session remembers its branch's tip; moving that branch
     // under it would make step-forward refuse to return.
-    if !early.dry_run
-        && let Some(s) = crate::history::session::read(&repo).map_err(git_err)?
-        && s.branch == branch
-    {
-        return Err(CliError::new(format!(
-            "a step-back session on {} is open (your saved work is at {}): applying now would move the branch under it",
-            branch.strip_prefix("refs/heads/").unwrap_or(&branch),
-            s.ref_name
-        ))
-        .hint("finish it first with `git clada step-forward --all` (it restores your saved work), then apply the reply"));
+    if !early.dry_run {
+        super::guard::refuse_session_on(&repo, "apply", Some(&branch))?;
     }
     // The branch as it is now, under the lock.
     let base = match repo.head().map_err(git_err)? {
@@ -545,13 +536,15 @@ pub(crate) fn apply_to(
         // brought to the applied commit afterwards, and undo restores it.
         let mut parents: Vec<ObjectId> = base.into_iter().collect();
         if let Some(index_tree) = snapshot.index {
+            let message = format!("{} staged content before apply\n", commits::INDEX);
             let index = repo
-                .commit(&settings.author, INDEX_MESSAGE, index_tree, &parents)
+                .commit(&settings.author, &message, index_tree, &parents)
                 .map_err(git_err)?;
             parents.push(index);
         }
+        let message = format!("{} snapshot before apply\n", commits::PRE);
         let pre = repo
-            .commit(&settings.author, PRE_MESSAGE, snapshot.tree, &parents)
+            .commit(&settings.author, &message, snapshot.tree, &parents)
             .map_err(git_err)?;
         fault::point("pre-committed");
         Some(pre)

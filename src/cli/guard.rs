@@ -153,7 +153,19 @@ pub fn on_branch(repo: &Repository, command: &str) -> Result<(String, Option<Obj
 /// Refuses when a step-back session is open: moving the branch now would
 /// strand the work it saved.
 pub fn refuse_open_session(repo: &Repository, command: &str) -> Result<(), CliError> {
-    if let Some(s) = session::read(repo).map_err(git_err)? {
+    refuse_session_on(repo, command, None)
+}
+
+/// [`refuse_open_session`] for a session on `branch` (full name) only;
+/// every session with `None`.
+pub fn refuse_session_on(
+    repo: &Repository,
+    command: &str,
+    branch: Option<&str>,
+) -> Result<(), CliError> {
+    if let Some(s) = session::read(repo).map_err(git_err)?
+        && branch.is_none_or(|b| b == s.branch)
+    {
         return Err(CliError::new(format!(
             "a step-back session on {} is open (your saved work is at {})",
             short_branch(&s.branch),
