@@ -70,6 +70,8 @@ impl Repository {
     ) -> Result<Dirty, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
+        // An earlier read must not stand for this one if this one fails.
+        self.keep_index(None, None);
         let stamp = super::worktree::IndexStamp::of(&self.repo.index_path());
         let index = self.read_index_file()?;
         // When the index's cache-tree says it holds exactly HEAD's tree,
@@ -91,11 +93,11 @@ impl Repository {
         let mut dirty = Dirty::default();
         // The index read here is kept for the update after the apply.
         let keep = |outcome: Option<gix::status::Outcome>| {
-            if let Some(gix::worktree::IndexPersistedOrInMemory::InMemory(file)) =
-                outcome.map(|o| o.worktree_index)
-            {
-                self.keep_index(file, stamp);
-            }
+            let file = match outcome.map(|o| o.worktree_index) {
+                Some(gix::worktree::IndexPersistedOrInMemory::InMemory(file)) => Some(file),
+                _ => None,
+            };
+            self.keep_index(file, stamp);
         };
         if staged_nothing {
             let mut items = platform.into_index_worktree_iter(None).map_err(fail)?;

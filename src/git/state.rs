@@ -74,15 +74,24 @@ impl Repository {
         })
     }
 
-    /// Paths with unresolved conflicts in the index.
+    /// Paths with unresolved conflicts in the index: in the index the
+    /// status just read when it is kept (the same state it compared),
+    /// otherwise read again.
     fn unmerged_paths(&self) -> Result<Vec<String>, GitError> {
-        let index = self.read_index_file()?;
-        let unmerged: BTreeSet<String> = index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index).to_str_lossy().into_owned())
-            .collect();
-        Ok(unmerged.into_iter().collect())
+        match self.with_kept_index(unmerged_in) {
+            Some(unmerged) => Ok(unmerged),
+            None => Ok(unmerged_in(&self.read_index_file()?)),
+        }
     }
+}
+
+/// The paths of `index` that have conflict stages.
+fn unmerged_in(index: &gix::index::File) -> Vec<String> {
+    let unmerged: BTreeSet<String> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(index).to_str_lossy().into_owned())
+        .collect();
+    unmerged.into_iter().collect()
 }

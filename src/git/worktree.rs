@@ -512,11 +512,17 @@ impl Repository {
         .map_err(|e| GitError::op("read the index", e))
     }
 
-    /// Remembers `file`, read from the index file as it was at `stamp`.
-    pub(super) fn keep_index(&self, file: gix::index::File, stamp: Option<IndexStamp>) {
-        if let Some(stamp) = stamp {
-            *self.last_index.borrow_mut() = Some(ReadIndex { file, stamp });
-        }
+    /// Remembers `file`, read from the index file as it was at `stamp`;
+    /// forgets any earlier read when either is missing.
+    pub(super) fn keep_index(&self, file: Option<gix::index::File>, stamp: Option<IndexStamp>) {
+        *self.last_index.borrow_mut() = file
+            .zip(stamp)
+            .map(|(file, stamp)| ReadIndex { file, stamp });
+    }
+
+    /// `f` of the index the status last read, if it is kept.
+    pub(super) fn with_kept_index<R>(&self, f: impl FnOnce(&gix::index::File) -> R) -> Option<R> {
+        self.last_index.borrow().as_ref().map(|read| f(&read.file))
     }
 }
 
