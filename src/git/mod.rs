@@ -5,6 +5,8 @@
 //!
 //! - `lock`: the apply lock in the git dir, with stale-lock breaking.
 //! - `snapshot`: the `pre` tree of the user's working tree state.
+//! - `dirty`: which working tree paths differ from the index (the
+//!   status's fast path).
 //! - `tree`: files of a tree edited in memory (the apply's store).
 //! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
 //! - `worktree`: bringing the user's working tree and index to the result.
@@ -18,6 +20,7 @@
 //! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
 pub mod commit;
+mod dirty;
 pub mod history;
 pub mod hooks;
 pub mod inbox;

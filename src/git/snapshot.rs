@@ -81,6 +81,28 @@ impl Repository {
             || index
                 .tree()
                 .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
+        if let Some(paths) = super::dirty::worktree_changes(&self.repo, &index)? {
+            let mut dirty = Dirty {
+                paths,
+                staged: BTreeMap::new(),
+            };
+            if !staged_nothing {
+                self.repo
+                    .tree_index_status(
+                        &head_tree,
+                        &index,
+                        None,
+                        TrackRenames::Disabled,
+                        |change, _, _| {
+                            note_staged(&mut dirty, &change);
+                            Ok(std::ops::ControlFlow::Continue(()))
+                        },
+                    )
+                    .map_err(fail)?;
+            }
+            self.keep_index(Some(index), stamp);
+            return Ok(dirty);
+        }
         let platform = self
             .repo
             .status(gix::progress::Discard)
@@ -110,24 +132,7 @@ impl Repository {
         let mut items = platform.into_iter(None).map_err(fail)?;
         for item in &mut items {
             match item.map_err(fail)? {
-                Item::TreeIndex(change) => {
-                    use gix::diff::index::ChangeRef;
-                    let path = change.location().to_string();
-                    let entry = match &change {
-                        ChangeRef::Deletion { .. } => None,
-                        ChangeRef::Addition { entry_mode, id, .. }
-                        | ChangeRef::Modification { entry_mode, id, .. } => {
-                            match super::state::kind_of_index_mode(*entry_mode) {
-                                Some(kind) => Some((id.clone().into_owned(), kind)),
-                                // Not a mode a tree can hold.
-                                None => continue,
-                            }
-                        }
-                        ChangeRef::Rewrite { .. } => continue,
-                    };
-                    dirty.paths.insert(path.clone());
-                    dirty.staged.insert(path, entry);
-                }
+                Item::TreeIndex(change) => note_staged(&mut dirty, &change),
                 Item::IndexWorktree(w) => note_worktree_item(&mut dirty.paths, &w),
             }
         }
@@ -320,6 +325,26 @@ impl Repository {
         let index = self.index_only_tree(head_tree, &staged, &paths)?;
         Ok((Snapshot { tree, paths, index }, staged))
     }
+}
+
+/// Records a staged change (HEAD's tree to the index).
+fn note_staged(dirty: &mut Dirty, change: &gix::diff::index::ChangeRef<'_, '_>) {
+    use gix::diff::index::ChangeRef;
+    let path = change.location().to_string();
+    let entry = match change {
+        ChangeRef::Deletion { .. } => None,
+        ChangeRef::Addition { entry_mode, id, .. }
+        | ChangeRef::Modification { entry_mode, id, .. } => {
+            match super::state::kind_of_index_mode(*entry_mode) {
+                Some(kind) => Some((id.clone().into_owned(), kind)),
+                // Not a mode a tree can hold.
+                None => return,
+            }
+        }
+        ChangeRef::Rewrite { .. } => return,
+    };
+    dirty.paths.insert(path.clone());
+    dirty.staged.insert(path, entry);
 }
 
 /// Adds the path of an index-to-worktree change that makes the working

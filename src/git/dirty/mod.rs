@@ -1,0 +1,303 @@
+//! The working tree side of the dirty check: which paths differ from the
+//! index (modified, removed, type-changed, unmerged, intent-to-add) and
+//! which untracked files are not ignored — what `git status` reports as
+//! "not staged" and "untracked" with `-uall`.
+//!
+//! Why not gix's status, which the snapshot used before: every apply pays
+//! this check, and at 50,000 files gix's (0.90) took 85–98 ms where
+//! `git status` takes ≈ 100 and the apply's whole budget is ≈ 80. This one
+//! `lstat`s relative to an open worktree directory and splits the work
+//! over the cores, lists each directory once, and sorts names against the
+//! index in memory; see doc/performance.md for the measurements.
+//!
+//! It covers the common layout; anything else falls back to gix's status
+//! (`worktree_changes` returns `None`): a case-insensitive or
+//! symlink-less filesystem setting, submodules (gitlink entries),
+//! sparse checkouts (skip-worktree entries, sparse directories) and a
+//! split index.
+//!
+//! - `cache`: directory listings kept between runs (an untracked cache).
+//! - `sys`: `lstat` relative to a directory.
+//! - `tracked`: one index entry against the disk (stat, then content).
+//! - `untracked`: listing directories and sorting their names.
+
+mod cache;
+mod sys;
+mod tracked;
+mod untracked;
+
+use std::collections::BTreeSet;
+
+use foldhash::HashSet;
+
+use gix::bstr::ByteSlice as _;
+use gix::index::entry::{Flags, Mode};
+
+use crate::git::GitError;
+use sys::Root;
+use tracked::{Rules, Verdict};
+use untracked::{Listed, Lister, Sorter};
+
+/// Below this many index entries the check runs on one thread: starting
+/// threads costs more than it saves.
+const PARALLEL_FROM: usize = 2_000;
+
+/// The paths of the working tree that differ from `index` or are
+/// untracked and not ignored; `None` when the repository's layout needs
+/// gix's status (see the module documentation).
+pub(super) fn worktree_changes(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+) -> Result<Option<BTreeSet<String>>, GitError> {
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let fail = |e: &dyn std::fmt::Display| GitError::op("compute the status", e);
+    let caps = repo.filesystem_options().map_err(|e| fail(&e))?;
+    if caps.ignore_case || caps.precompose_unicode || !caps.symlink || !supported(index) {
+        return Ok(None);
+    }
+    let rules = Rules {
+        stat: repo.stat_options().map_err(|e| fail(&e))?,
+        symlinks: caps.symlink,
+        executable_bit: caps.executable_bit,
+        index_time: {
+            let t = index.timestamp();
+            (t.unix_seconds(), t.nanoseconds())
+        },
+    };
+    let root = Root::open(workdir).map_err(|e| GitError::op("open the working tree", e))?;
+    // The next cache file is started before anything is listed (see
+    // `cache`); the old one is read only when a new one can be written.
+    let next = cache_enabled(repo)
+        .then(|| cache::Next::start(repo.git_dir()))
+        .flatten();
+    let old = next.as_ref().map(|_| cache::Cache::load(repo.git_dir()));
+    let lister = Lister {
+        root: &root,
+        workdir,
+        cache: old.as_ref(),
+    };
+
+    let entries = index.entries();
+    let paths: Vec<&[u8]> = entries.iter().map(|e| e.path(index).as_bytes()).collect();
+    let dirs = implied_dirs(&paths);
+
+    // One pass over entries and directories, split over the threads.
+    let threads = if entries.len() < PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    };
+    let dir_list: Vec<&[u8]> = dirs.iter().copied().collect();
+    let passes = run_split(
+        threads,
+        entries.len(),
+        dir_list.len(),
+        |entry_range, dir_range| {
+            let mut verdicts = Vec::with_capacity(entry_range.len());
+            tracked::check(
+                &root,
+                &rules,
+                entry_range.map(|i| (&entries[i], paths[i])),
+                |v| verdicts.push(v),
+            )?;
+            let listings = dir_range
+                .map(|i| lister.list(dir_list[i]))
+                .collect::<Result<Vec<Option<Listed>>, _>>()?;
+            Ok((verdicts, listings))
+        },
+    )?;
+
+    let mut changed = BTreeSet::new();
+    let mut compare = Vec::new();
+    let verdicts = passes.iter().flat_map(|(v, _)| v.iter());
+    for (i, verdict) in verdicts.enumerate() {
+        match verdict {
+            Verdict::Clean => {}
+            Verdict::Dirty => {
+                changed.insert(paths[i].to_str_lossy().into_owned());
+            }
+            Verdict::Compare => compare.push(i),
+        }
+    }
+    if !compare.is_empty() {
+        let attributes = repo
+            .attributes_only(
+                index,
+                gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            )
+            .map_err(|e| fail(&e))?;
+        let mut filters =
+            gix::filter::Pipeline::new(repo, attributes.detach()).map_err(|e| fail(&e))?;
+        for i in compare {
+            let path = paths[i].to_str_lossy();
+            if tracked::content_differs(workdir, &mut filters, index, &entries[i], &path)? {
+                changed.insert(path.into_owned());
+            }
+        }
+    }
+
+    let tracked: HashSet<&[u8]> = paths.iter().copied().collect();
+    let mut sorter = Sorter::new(repo, index, &lister, tracked, dirs);
+    // A directory that is not one any more (or is below one that is not:
+    // its lstat went through a symbolic link) lists nothing.
+    let listings: Vec<(&[u8], Option<&Listed>)> = dir_list
+        .iter()
+        .copied()
+        .zip(
+            passes
+                .iter()
+                .flat_map(|(_, l)| l.iter().map(Option::as_ref)),
+        )
+        .collect();
+    let mut gone: HashSet<&[u8]> = listings
+        .iter()
+        .filter(|(_, l)| l.is_none())
+        .map(|(dir, _)| *dir)
+        .collect();
+    if !gone.is_empty() {
+        let below_gone: Vec<&[u8]> = listings
+            .iter()
+            .filter(|(dir, l)| l.is_some() && ancestors(dir).any(|a| gone.contains(a)))
+            .map(|(dir, _)| *dir)
+            .collect();
+        gone.extend(below_gone);
+    }
+    let listed = listings
+        .iter()
+        .filter_map(|(dir, l)| Some((*dir, (*l)?)))
+        .filter(|(dir, _)| !gone.contains(dir));
+    for (dir, listed) in listed.clone() {
+        sorter.implied_dir(dir, &listed.names)?;
+    }
+    // Entries below a directory that is no longer one are removed (the
+    // stat pass may have reached them through a symbolic link).
+    if !gone.is_empty() {
+        for path in &paths {
+            if ancestors(path).any(|dir| gone.contains(dir)) {
+                changed.insert(path.to_str_lossy().into_owned());
+            }
+        }
+    }
+    changed.extend(
+        sorter
+            .found
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
+    );
+    if let Some(next) = next {
+        let all: Vec<(&[u8], &Listed)> = listed
+            .chain(sorter.walked.iter().map(|(dir, l)| (dir.as_slice(), l)))
+            .collect();
+        // Rewritten only when a directory was read or one went away.
+        let reread = all
+            .iter()
+            .any(|(_, l)| matches!(l.names, cache::Names::Read(_)));
+        if reread || old.as_ref().is_some_and(|c| c.len() != all.len()) {
+            next.finish(all.into_iter().map(|(dir, l)| (dir, l.stat, &l.names)));
+        }
+    }
+    Ok(Some(changed))
+}
+
+/// Whether this check handles every entry of `index`.
+fn supported(index: &gix::index::State) -> bool {
+    index.link().is_none()
+        && !index.is_sparse()
+        && index.entries().iter().all(|e| {
+            !matches!(e.mode, Mode::COMMIT | Mode::DIR) && !e.flags.contains(Flags::SKIP_WORKTREE)
+        })
+}
+
+/// Every directory holding an index entry, and their parents, with ""
+/// for the top.
+fn implied_dirs<'a>(paths: &[&'a [u8]]) -> HashSet<&'a [u8]> {
+    let mut dirs = HashSet::default();
+    dirs.insert(&b""[..]);
+    let mut last: &[u8] = b"";
+    for path in paths {
+        let Some(slash) = path.iter().rposition(|b| *b == b'/') else {
+            continue;
+        };
+        let mut dir = &path[..slash];
+        if dir == last {
+            continue;
+        }
+        last = dir;
+        // Parents were added with the first path below them.
+        while dirs.insert(dir) {
+            match dir.iter().rposition(|b| *b == b'/') {
+                Some(slash) => dir = &dir[..slash],
+                None => break,
+            }
+        }
+    }
+    dirs
+}
+
+/// The directories above `path`, innermost first (not "").
+fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, b)| **b == b'/')
+        .map(move |(i, _)| &path[..i])
+}
+
+/// Whether the listing cache may be used: git's `core.untrackedCache`
+/// and clada's `clada.untrackedCache` both say when a filesystem does not
+/// keep directory mtimes (unset means yes).
+fn cache_enabled(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    ["core.untrackedCache", "clada.untrackedCache"]
+        .iter()
+        .all(|key| config.boolean(*key) != Some(false))
+}
+
+/// Runs `work` on `threads` threads, thread `k` getting the `k`th slice
+/// of `0..entries` and of `0..dirs`; the results in order.
+fn run_split<T: Send>(
+    threads: usize,
+    entries: usize,
+    dirs: usize,
+    work: impl Fn(std::ops::Range<usize>, std::ops::Range<usize>) -> Result<T, GitError> + Sync,
+) -> Result<Vec<T>, GitError> {
+    let slice = |k: usize, n: usize| (n * k / threads)..(n * (k + 1) / threads);
+    if threads <= 1 {
+        return Ok(vec![work(0..entries, 0..dirs)?]);
+    }
+    std::thread::scope(|scope| {
+        let work = &work;
+        let mut handles = Vec::with_capacity(threads - 1);
+        for k in 1..threads {
+            let spawned = std::thread::Builder::new()
+                .name("clada-status".into())
+                .spawn_scoped(scope, move || work(slice(k, entries), slice(k, dirs)));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(_) => break,
+            }
+        }
+        if handles.len() != threads - 1 {
+            // No more threads to be had: the ones started finish their
+            // share, and this thread does all of it again rather than
+            // keep track of which shares are missing.
+            for handle in handles {
+                let _ = handle.join();
+            }
+            return Ok(vec![work(0..entries, 0..dirs)?]);
+        }
+        let mut results = vec![work(slice(0, entries), slice(0, dirs))?];
+        for handle in handles {
+            match handle.join() {
+                Ok(result) => results.push(result?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(results)
+    })
+}
+
+#[cfg(test)]
+mod tests;
