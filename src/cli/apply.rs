@@ -353,14 +353,17 @@ impl Finished {
 }
 
 pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    // Discovered once: opening a repository reads its configuration files.
+    let discovered = Repository::discover(std::path::Path::new("."));
     let json = args.format == Some(Format::Json)
         || (args.format.is_none()
-            && Repository::discover(std::path::Path::new("."))
+            && discovered
+                .as_ref()
                 .ok()
-                .flatten()
+                .and_then(Option::as_ref)
                 .and_then(|r| r.config_string("clada.format"))
                 .is_some_and(|f| f.trim() == "json"));
-    match apply_or_stop(args) {
+    match apply_or_stop(args, discovered) {
         // An agent that asked for JSON gets JSON even when apply stops
         // before it has a report; the message still goes to stderr too.
         Err(e) if json => {
@@ -385,10 +388,12 @@ struct JsonError<'a> {
     hint: Option<&'a str>,
 }
 
-fn apply_or_stop(args: ApplyArgs) -> Result<Outcome, CliError> {
+fn apply_or_stop(
+    args: ApplyArgs,
+    discovered: Result<Option<Repository>, crate::git::GitError>,
+) -> Result<Outcome, CliError> {
     let mut timings = Timings::default();
-    let repo = Repository::discover(std::path::Path::new("."))
-        .map_err(|e| CliError::new(e.to_string()))?;
+    let repo = discovered.map_err(|e| CliError::new(e.to_string()))?;
     let delims = settings::delimiters_in(
         repo.as_ref(),
         args.start_delimiter.as_deref(),

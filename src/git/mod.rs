@@ -73,6 +73,18 @@ pub struct Repository {
     /// The index as the status last read it, for the update that follows
     /// to use instead of reading it again (`worktree.rs`).
     last_index: std::cell::RefCell<Option<worktree::ReadIndex>>,
+    /// Work that need not hold the caller up (writing the dirty check's
+    /// listing cache), finished before the repository is dropped.
+    background: std::cell::RefCell<Vec<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for Repository {
+    fn drop(&mut self) {
+        for handle in self.background.get_mut().drain(..) {
+            // A panic there has been reported on stderr; nothing to add.
+            let _ = handle.join();
+        }
+    }
 }
 
 impl Repository {
@@ -80,6 +92,29 @@ impl Repository {
         Repository {
             repo,
             last_index: Default::default(),
+            background: Default::default(),
+        }
+    }
+
+    /// Runs `work` on a thread of its own, or here when no thread can be
+    /// started; it is finished before the repository is dropped.
+    pub(super) fn in_background(&self, work: impl FnOnce() + Send + 'static) {
+        let work = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+        let theirs = std::sync::Arc::clone(&work);
+        let spawned = std::thread::Builder::new()
+            .name("clada-background".into())
+            .spawn(move || {
+                if let Some(work) = theirs.lock().ok().and_then(|mut w| w.take()) {
+                    work();
+                }
+            });
+        match spawned {
+            Ok(handle) => self.background.borrow_mut().push(handle),
+            Err(_) => {
+                if let Some(work) = work.lock().ok().and_then(|mut w| w.take()) {
+                    work();
+                }
+            }
         }
     }
 

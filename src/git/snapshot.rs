@@ -81,9 +81,12 @@ impl Repository {
             || index
                 .tree()
                 .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
-        if let Some(paths) = super::dirty::worktree_changes(&self.repo, &index)? {
+        if let Some(changes) = super::dirty::worktree_changes(&self.repo, &index)? {
+            if let Some(cache) = changes.cache {
+                self.in_background(move || cache.write());
+            }
             let mut dirty = Dirty {
-                paths,
+                paths: changes.paths,
                 staged: BTreeMap::new(),
             };
             if !staged_nothing {

@@ -248,9 +248,11 @@ impl Next {
         stat.mtime < self.trust_before
     }
 
-    /// Writes `dirs` (path, stat, names) and puts the file in place.
-    /// Failing to is not an error: the next run reads the directories.
-    pub fn finish<'n>(self, dirs: impl Iterator<Item = (&'n [u8], DirStat, &'n Names<'n>)>) {
+    /// The cache of `dirs` (path, stat, names), to be written.
+    pub fn finish<'n>(
+        self,
+        dirs: impl Iterator<Item = (&'n [u8], DirStat, &'n Names<'n>)>,
+    ) -> Write {
         let mut out = Vec::with_capacity(1 << 20);
         out.extend_from_slice(HEADER);
         let mut names = Vec::new();
@@ -278,10 +280,32 @@ impl Next {
             out.extend_from_slice(&names_len.to_le_bytes());
             out.extend_from_slice(&names);
         }
-        let Next {
-            mut file, target, ..
+        Write {
+            file: self.file,
+            target: self.target,
+            bytes: out,
+        }
+    }
+}
+
+/// A cache file's content, ready to be written (on another thread: the
+/// apply need not wait for it).
+pub(in crate::git) struct Write {
+    file: tempfile::NamedTempFile,
+    target: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl Write {
+    /// Writes the file and puts it in place. Failing to is not an error:
+    /// the next run reads the directories again.
+    pub(in crate::git) fn write(self) {
+        let Write {
+            mut file,
+            target,
+            bytes,
         } = self;
-        if file.write_all(&out).is_ok() {
+        if file.write_all(&bytes).is_ok() {
             let _ = file.persist(&target);
         }
     }
@@ -312,7 +336,8 @@ mod tests {
         ]);
         let old = stat(1_000);
         let fresh = stat(next.trust_before.0 + 5);
-        next.finish([(&b"src"[..], old, &names), (&b"new"[..], fresh, &names)].into_iter());
+        next.finish([(&b"src"[..], old, &names), (&b"new"[..], fresh, &names)].into_iter())
+            .write();
         let cache = Cache::load(dir.path());
         // Only the listing older than the run was recorded.
         assert_eq!(cache.len(), 1);
@@ -339,7 +364,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let next = Next::start(dir.path()).unwrap();
         let names = Names::Read(vec![(b"a.rs".to_vec(), Kind::File)]);
-        next.finish([(&b"src"[..], stat(1_000), &names)].into_iter());
+        next.finish([(&b"src"[..], stat(1_000), &names)].into_iter())
+            .write();
         let path = dir.path().join(FILE_NAME);
         let bytes = std::fs::read(&path).unwrap();
         for cut in [1, HEADER.len() + 3, bytes.len() - 1] {

@@ -36,19 +36,27 @@ use gix::index::entry::{Flags, Mode};
 use crate::git::GitError;
 use sys::Root;
 use tracked::{Rules, Verdict};
-use untracked::{Listed, Lister, Sorter};
+use untracked::{Candidate, Listed, Lister, Sorter};
 
 /// Below this many index entries the check runs on one thread: starting
 /// threads costs more than it saves.
 const PARALLEL_FROM: usize = 2_000;
 
-/// The paths of the working tree that differ from `index` or are
-/// untracked and not ignored; `None` when the repository's layout needs
-/// gix's status (see the module documentation).
+/// What the check found.
+pub(super) struct Changes {
+    /// The paths of the working tree that differ from the index or are
+    /// untracked and not ignored.
+    pub paths: BTreeSet<String>,
+    /// The listing cache to write, when it changed.
+    pub cache: Option<cache::Write>,
+}
+
+/// The working tree's changes against `index`; `None` when the
+/// repository's layout needs gix's status (see the module documentation).
 pub(super) fn worktree_changes(
     repo: &gix::Repository,
     index: &gix::index::File,
-) -> Result<Option<BTreeSet<String>>, GitError> {
+) -> Result<Option<Changes>, GitError> {
     let Some(workdir) = repo.workdir() else {
         return Ok(None);
     };
@@ -90,6 +98,7 @@ pub(super) fn worktree_changes(
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     };
     let dir_list: Vec<&[u8]> = dirs.iter().copied().collect();
+    let tracked: HashSet<&[u8]> = paths.iter().copied().collect();
     let passes = run_split(
         threads,
         entries.len(),
@@ -102,16 +111,26 @@ pub(super) fn worktree_changes(
                 entry_range.map(|i| (&entries[i], paths[i])),
                 |v| verdicts.push(v),
             )?;
-            let listings = dir_range
-                .map(|i| lister.list(dir_list[i]))
-                .collect::<Result<Vec<Option<Listed>>, _>>()?;
-            Ok((verdicts, listings))
+            let mut listings = Vec::with_capacity(dir_range.len());
+            let mut candidates = Vec::new();
+            for dir in &dir_list[dir_range] {
+                let listed = lister.list(dir)?;
+                if let Some(listed) = &listed {
+                    untracked::candidates(dir, &listed.names, &tracked, &dirs, &mut candidates);
+                }
+                listings.push(listed);
+            }
+            Ok(Pass {
+                verdicts,
+                listings,
+                candidates,
+            })
         },
     )?;
 
     let mut changed = BTreeSet::new();
     let mut compare = Vec::new();
-    let verdicts = passes.iter().flat_map(|(v, _)| v.iter());
+    let verdicts = passes.iter().flat_map(|p| p.verdicts.iter());
     for (i, verdict) in verdicts.enumerate() {
         match verdict {
             Verdict::Clean => {}
@@ -138,8 +157,7 @@ pub(super) fn worktree_changes(
         }
     }
 
-    let tracked: HashSet<&[u8]> = paths.iter().copied().collect();
-    let mut sorter = Sorter::new(repo, index, &lister, tracked, dirs);
+    let mut sorter = Sorter::new(repo, index, &lister);
     // A directory that is not one any more (or is below one that is not:
     // its lstat went through a symbolic link) lists nothing.
     let listings: Vec<(&[u8], Option<&Listed>)> = dir_list
@@ -148,7 +166,7 @@ pub(super) fn worktree_changes(
         .zip(
             passes
                 .iter()
-                .flat_map(|(_, l)| l.iter().map(Option::as_ref)),
+                .flat_map(|p| p.listings.iter().map(Option::as_ref)),
         )
         .collect();
     let mut gone: HashSet<&[u8]> = listings
@@ -168,8 +186,11 @@ pub(super) fn worktree_changes(
         .iter()
         .filter_map(|(dir, l)| Some((*dir, (*l)?)))
         .filter(|(dir, _)| !gone.contains(dir));
-    for (dir, listed) in listed.clone() {
-        sorter.implied_dir(dir, &listed.names)?;
+    let candidates: Vec<&Candidate> = passes.iter().flat_map(|p| &p.candidates).collect();
+    for candidate in candidates {
+        if !gone.contains(candidate.dir.as_slice()) {
+            sorter.candidate(candidate)?;
+        }
     }
     // Entries below a directory that is no longer one are removed (the
     // stat pass may have reached them through a symbolic link).
@@ -186,6 +207,7 @@ pub(super) fn worktree_changes(
             .iter()
             .map(|p| String::from_utf8_lossy(p).into_owned()),
     );
+    let mut cache = None;
     if let Some(next) = next {
         let all: Vec<(&[u8], &Listed)> = listed
             .chain(sorter.walked.iter().map(|(dir, l)| (dir.as_slice(), l)))
@@ -195,10 +217,13 @@ pub(super) fn worktree_changes(
             .iter()
             .any(|(_, l)| matches!(l.names, cache::Names::Read(_)));
         if reread || old.as_ref().is_some_and(|c| c.len() != all.len()) {
-            next.finish(all.into_iter().map(|(dir, l)| (dir, l.stat, &l.names)));
+            cache = Some(next.finish(all.into_iter().map(|(dir, l)| (dir, l.stat, &l.names))));
         }
     }
-    Ok(Some(changed))
+    Ok(Some(Changes {
+        paths: changed,
+        cache,
+    }))
 }
 
 /// Whether this check handles every entry of `index`.
@@ -208,6 +233,15 @@ fn supported(index: &gix::index::State) -> bool {
         && index.entries().iter().all(|e| {
             !matches!(e.mode, Mode::COMMIT | Mode::DIR) && !e.flags.contains(Flags::SKIP_WORKTREE)
         })
+}
+
+/// What one thread found: a verdict per entry, a listing per directory
+/// (`None`: not a directory), and the names the index does not account
+/// for.
+struct Pass<'c> {
+    verdicts: Vec<Verdict>,
+    listings: Vec<Option<Listed<'c>>>,
+    candidates: Vec<Candidate>,
 }
 
 /// Every directory holding an index entry, and their parents, with ""

@@ -76,9 +76,13 @@ fn ours(dir: &Path) -> BTreeSet<String> {
         Default::default(),
     )
     .expect("index");
-    super::worktree_changes(&repo, &index)
+    let changes = super::worktree_changes(&repo, &index)
         .expect("dirty check")
-        .expect("a layout the fast check handles")
+        .expect("a layout the fast check handles");
+    if let Some(cache) = changes.cache {
+        cache.write();
+    }
+    changes.paths
 }
 
 /// Tracked files the base commit may have.

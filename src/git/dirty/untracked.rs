@@ -140,15 +140,51 @@ fn parent(path: &[u8]) -> &[u8] {
         .map_or(&[][..], |i| &path[..i])
 }
 
-/// Sorts listed names into untracked files.
+/// A name the index does not have (or has as something else), in the
+/// directory `dir`.
+#[derive(Debug)]
+pub(super) struct Candidate {
+    pub path: Vec<u8>,
+    pub kind: Kind,
+    pub dir: Vec<u8>,
+}
+
+/// The names of `dir`, a directory the index implies, that the index
+/// does not account for: neither a tracked file (`tracked`) nor an implied
+/// directory (`implied`, listed itself). A tracked file that is now a
+/// directory holds untracked files; an implied directory that is now a
+/// file is an untracked file. Runs on the listing threads: no ignore
+/// rules here, only set lookups.
+pub(super) fn candidates(
+    dir: &[u8],
+    names: &Names<'_>,
+    tracked: &HashSet<&[u8]>,
+    implied: &HashSet<&[u8]>,
+    out: &mut Vec<Candidate>,
+) {
+    let mut path = Vec::new();
+    for (name, kind) in names.iter() {
+        if name == b".git" {
+            continue;
+        }
+        join_into(&mut path, dir, name);
+        let listed_itself = kind == Kind::Dir && implied.contains(path.as_slice());
+        let tracked_file = kind != Kind::Dir && tracked.contains(path.as_slice());
+        if !listed_itself && !tracked_file {
+            out.push(Candidate {
+                path: path.clone(),
+                kind,
+                dir: dir.to_vec(),
+            });
+        }
+    }
+}
+
+/// Sorts untracked candidates into untracked files.
 pub(super) struct Sorter<'a> {
     repo: &'a gix::Repository,
     index: &'a gix::index::State,
     lister: &'a Lister<'a>,
-    /// Every path the index has an entry for.
-    pub tracked: HashSet<&'a [u8]>,
-    /// Every directory the index implies (with "" for the top).
-    pub implied: HashSet<&'a [u8]>,
     /// Made on the first untracked name: a clean tree never needs it.
     excludes: Option<gix::AttributeStack<'a>>,
     /// Directories known to be ignored (or not), with what is below them.
@@ -164,15 +200,11 @@ impl<'a> Sorter<'a> {
         repo: &'a gix::Repository,
         index: &'a gix::index::State,
         lister: &'a Lister<'a>,
-        tracked: HashSet<&'a [u8]>,
-        implied: HashSet<&'a [u8]>,
     ) -> Sorter<'a> {
         Sorter {
             repo,
             index,
             lister,
-            tracked,
-            implied,
             excludes: None,
             excluded_dirs: HashMap::new(),
             found: BTreeSet::new(),
@@ -180,25 +212,10 @@ impl<'a> Sorter<'a> {
         }
     }
 
-    /// Sorts the names of `dir`, a directory the index implies.
-    pub fn implied_dir(&mut self, dir: &[u8], names: &Names<'_>) -> Result<(), GitError> {
-        let mut path = Vec::new();
-        for (name, kind) in names.iter() {
-            if name == b".git" {
-                continue;
-            }
-            join_into(&mut path, dir, name);
-            let listed_itself = kind == Kind::Dir && self.implied.contains(path.as_slice());
-            let tracked_file = kind != Kind::Dir && self.tracked.contains(path.as_slice());
-            if listed_itself || tracked_file {
-                continue;
-            }
-            // Not in the index, or in it as something else: a tracked
-            // file that is now a directory holds untracked files, an
-            // implied directory that is now a file is an untracked file.
-            self.untracked(path.clone(), kind, dir)?;
-        }
-        Ok(())
+    /// The untracked `candidate` (see [`candidates`]): ignored, a file, or
+    /// a directory to walk.
+    pub fn candidate(&mut self, candidate: &Candidate) -> Result<(), GitError> {
+        self.untracked(candidate.path.clone(), candidate.kind, &candidate.dir)
     }
 
     /// An untracked `path` of type `kind` in directory `dir`.
