@@ -73,21 +73,22 @@ impl Names<'_> {
         }
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    /// Appends the names as the file holds them; `None` (and the
+    /// directory is not recorded) for a name too long for the format,
+    /// which no Linux filesystem allows (NAME_MAX is 255).
+    fn encode(&self, out: &mut Vec<u8>) -> Option<()> {
         match self {
             Names::Cached(bytes) => out.extend_from_slice(bytes),
             Names::Read(names) => {
                 for (name, kind) in names {
-                    // NAME_MAX is 255; a longer name would not decode.
-                    let Ok(len) = u16::try_from(name.len()) else {
-                        continue;
-                    };
+                    let len = u16::try_from(name.len()).ok()?;
                     out.push(kind_byte(*kind));
                     out.extend_from_slice(&len.to_le_bytes());
                     out.extend_from_slice(name);
                 }
             }
         }
+        Some(())
     }
 }
 
@@ -215,6 +216,25 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Seconds to spare for a worktree whose filesystem clock runs behind the
+/// git dir's.
+#[cfg(not(test))]
+fn margin() -> i64 {
+    1
+}
+
+// The tests make directories old by setting their mtime back, which they
+// cannot do for the ctime: they trust any listing, on their own thread.
+#[cfg(test)]
+thread_local! {
+    pub(super) static TEST_MARGIN: std::cell::Cell<i64> = const { std::cell::Cell::new(1) };
+}
+
+#[cfg(test)]
+fn margin() -> i64 {
+    TEST_MARGIN.with(|m| m.get())
+}
+
 /// The next cache file, being made: created before any directory is
 /// listed, so that its mtime says which listings can be trusted.
 pub(super) struct Next {
@@ -237,15 +257,15 @@ impl Next {
         Some(Next {
             file,
             target: git_dir.join(FILE_NAME),
-            // One second to spare for a worktree whose filesystem clock
-            // runs behind the git dir's.
-            trust_before: (meta.mtime() - 1, meta.mtime_nsec() as u32),
+            trust_before: (meta.mtime() - margin(), meta.mtime_nsec() as u32),
         })
     }
 
-    /// Whether a listing of a directory with `stat` may be recorded.
+    /// Whether a listing of a directory with `stat` may be recorded: both
+    /// its times before this run (a tool that puts an mtime back, as
+    /// `rsync -a` or `tar` do, still moves the ctime).
     pub fn trusts(&self, stat: &DirStat) -> bool {
-        stat.mtime < self.trust_before
+        stat.mtime < self.trust_before && stat.ctime < self.trust_before
     }
 
     /// The cache of `dirs` (path, stat, names), to be written.
@@ -264,7 +284,9 @@ impl Next {
                 continue;
             };
             names.clear();
-            listing.encode(&mut names);
+            if listing.encode(&mut names).is_none() {
+                continue;
+            }
             let Ok(names_len) = u32::try_from(names.len()) else {
                 continue;
             };
@@ -288,8 +310,8 @@ impl Next {
     }
 }
 
-/// A cache file's content, ready to be written (on another thread: the
-/// apply need not wait for it).
+/// A cache file's content, ready to be written (on another thread, while
+/// the apply goes on).
 pub(in crate::git) struct Write {
     file: tempfile::NamedTempFile,
     target: PathBuf,

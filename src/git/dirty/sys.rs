@@ -1,6 +1,6 @@
-//! The two system calls the dirty check needs and std does not offer:
-//! `lstat` relative to an open directory (`fstatat`) and the metadata
-//! fields git compares, read off the result.
+//! The system calls the dirty check needs and std does not offer: `lstat`
+//! relative to an open directory (`fstatat`), with the metadata fields git
+//! compares read off the result, and the filesystem's type (`fstatfs`).
 //!
 //! Why `fstatat` on the worktree's directory instead of `lstat` of an
 //! absolute path: the kernel then resolves only the path inside the
@@ -31,21 +31,27 @@ pub(super) struct Meta {
 }
 
 impl Meta {
+    // The `libc` types differ between platforms (u16 modes on macOS).
+    #[allow(clippy::useless_conversion)]
     fn file_type(&self) -> u32 {
-        self.mode & libc::S_IFMT
+        self.mode & u32::from(libc::S_IFMT)
     }
+    #[allow(clippy::useless_conversion)]
     pub fn is_dir(&self) -> bool {
-        self.file_type() == libc::S_IFDIR
+        self.file_type() == u32::from(libc::S_IFDIR)
     }
+    #[allow(clippy::useless_conversion)]
     pub fn is_file(&self) -> bool {
-        self.file_type() == libc::S_IFREG
+        self.file_type() == u32::from(libc::S_IFREG)
     }
+    #[allow(clippy::useless_conversion)]
     pub fn is_symlink(&self) -> bool {
-        self.file_type() == libc::S_IFLNK
+        self.file_type() == u32::from(libc::S_IFLNK)
     }
     /// Git's test: a regular file with the owner's execute bit.
+    #[allow(clippy::useless_conversion)]
     pub fn is_executable(&self) -> bool {
-        self.is_file() && self.mode & libc::S_IXUSR != 0
+        self.is_file() && self.mode & u32::from(libc::S_IXUSR) != 0
     }
 }
 
@@ -60,6 +66,8 @@ impl Root {
     }
 
     /// `lstat` of `rela` (relative to this directory; "." for itself).
+    // The `libc` field types differ between platforms.
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
     pub fn lstat(&self, rela: &CStr) -> io::Result<Meta> {
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
         // SAFETY: `rela` is NUL-terminated, `st` is a valid buffer for one
@@ -78,15 +86,52 @@ impl Root {
         // SAFETY: fstatat returned 0, so it filled the whole struct.
         let st = unsafe { st.assume_init() };
         Ok(Meta {
-            mode: st.st_mode,
+            mode: u32::from(st.st_mode),
             size: st.st_size as u64,
-            mtime: (st.st_mtime, st.st_mtime_nsec as u32),
-            ctime: (st.st_ctime, st.st_ctime_nsec as u32),
-            dev: st.st_dev,
-            ino: st.st_ino,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as u32),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as u32),
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
             uid: st.st_uid,
             gid: st.st_gid,
         })
+    }
+}
+
+impl Root {
+    /// Whether this directory is on a network or user-space filesystem,
+    /// where directory mtimes may come from another machine's clock or an
+    /// attribute cache (NFS, SMB/CIFS, FUSE, 9p, VirtualBox shares): the
+    /// listing cache is not trusted there.
+    #[cfg(target_os = "linux")]
+    pub fn on_remote_filesystem(&self) -> bool {
+        const REMOTE: [u64; 7] = [
+            0x6969,      // NFS
+            0x517B,      // SMB
+            0xFF53_4D42, // CIFS
+            0xFE53_4D42, // SMB2
+            0x6573_5546, // FUSE
+            0x0102_1997, // 9p
+            0x786F_4256, // vboxsf
+        ];
+        let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+        // SAFETY: `st` is a valid buffer for one `struct statfs` and the
+        // descriptor stays open while `self` lives.
+        let rc = unsafe { libc::fstatfs(self.0.as_raw_fd(), st.as_mut_ptr()) };
+        if rc != 0 {
+            // Unknown: do not trust the cache.
+            return true;
+        }
+        // SAFETY: fstatfs returned 0, so it filled the whole struct.
+        let st = unsafe { st.assume_init() };
+        #[allow(clippy::unnecessary_cast)]
+        REMOTE.contains(&(st.f_type as u64))
+    }
+
+    /// Elsewhere the filesystem's type is not read: the cache is used.
+    #[cfg(not(target_os = "linux"))]
+    pub fn on_remote_filesystem(&self) -> bool {
+        false
     }
 }
 

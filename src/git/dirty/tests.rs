@@ -68,6 +68,9 @@ fn git_worktree_paths(dir: &Path) -> BTreeSet<String> {
 }
 
 fn ours(dir: &Path) -> BTreeSet<String> {
+    // Directories are made old by their mtime alone (see `backdate_dirs`):
+    // the cache trusts their listings whatever the ctime says.
+    super::cache::TEST_MARGIN.with(|m| m.set(-3_600));
     let repo = gix::open_opts(dir, gix::open::Options::isolated()).expect("open");
     let index = gix::index::File::at_or_default(
         repo.index_path(),
@@ -234,7 +237,8 @@ fn apply(dir: &Path, change: &Change) {
     }
 }
 
-/// Sets every directory's mtime (not `.git`'s) ten seconds back.
+/// Sets every directory's mtime (not `.git`'s) ten seconds back, so that
+/// any later change to a directory moves its mtime for sure.
 fn backdate_dirs(dir: &Path) {
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
     let mut stack = vec![dir.to_path_buf()];

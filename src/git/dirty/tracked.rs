@@ -126,11 +126,19 @@ pub(super) fn compare_stat(rules: &Rules, entry: &Recorded<'_>, meta: &Meta) -> 
         Some(Change::Type { .. } | Change::ExecutableBit) => return Verdict::Dirty,
         None => {}
     }
+    // A fifo, socket or device where a file was (possible with
+    // `core.fileMode=false`, where the type test above is lenient): a
+    // type change, and never opened (a fifo would block).
+    if !meta.is_file() && !meta.is_symlink() {
+        return Verdict::Dirty;
+    }
     let disk = stat_of(meta);
     let unchanged = disk.matches(&entry.stat, rules.stat)
-        // An empty blob recorded with a non-zero size: git's mark for an
-        // entry it found racy and must compare.
-        && (!entry.id.is_empty_blob() || entry.stat.size == 0);
+        // A recorded size of 0 for a blob that is not empty: git's mark
+        // ("smudged") for an entry it found racy when writing the index,
+        // which must be compared whatever the stat says
+        // (`ce_match_stat_basic`).
+        && (entry.stat.size != 0 || entry.id.is_empty_blob());
     if unchanged && !is_racy(&disk, rules) {
         Verdict::Clean
     } else {
@@ -292,18 +300,32 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_blob_recorded_with_a_size_is_compared() {
-        // Git's mark for an entry found racy: compare, whatever the stat.
-        let empty = gix::ObjectId::empty_blob(gix::hash::Kind::Sha1);
-        let e = entry(Mode::FILE, 10, 1_000, &empty);
+    fn a_smudged_entry_is_compared() {
+        // Size 0 recorded for a non-empty blob: compare, whatever the stat.
+        let id = gix::ObjectId::from_hex(ID).unwrap();
+        let e = entry(Mode::FILE, 0, 1_000, &id);
         assert_eq!(
-            compare_stat(&rules(), &e, &meta(0o100644, 10, 1_000)),
+            compare_stat(&rules(), &e, &meta(0o100644, 0, 1_000)),
             Verdict::Compare
         );
+        // An empty blob with size 0 is simply an empty file.
+        let empty = gix::ObjectId::empty_blob(gix::hash::Kind::Sha1);
         let e = entry(Mode::FILE, 0, 1_000, &empty);
         assert_eq!(
             compare_stat(&rules(), &e, &meta(0o100644, 0, 1_000)),
             Verdict::Clean
+        );
+    }
+
+    #[test]
+    fn a_fifo_where_a_file_was_is_dirty_even_without_file_modes() {
+        let id = gix::ObjectId::from_hex(ID).unwrap();
+        let e = entry(Mode::FILE, 0, 1_000, &id);
+        let mut no_exec = rules();
+        no_exec.executable_bit = false;
+        assert_eq!(
+            compare_stat(&no_exec, &e, &meta(0o010644, 0, 1_000)),
+            Verdict::Dirty
         );
     }
 
