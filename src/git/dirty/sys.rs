@@ -135,6 +135,15 @@ impl Root {
     }
 }
 
+/// Whether an `lstat` error means there is nothing there: gone, a leading
+/// component that is not a directory (any more), or a symbolic link loop.
+pub(super) fn is_gone(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
+    )
+}
+
 /// A NUL-terminated copy of `path` in `buf`, for the calls above; `None`
 /// for a path with a NUL inside (which no file can have).
 pub(super) fn c_path<'b>(buf: &'b mut Vec<u8>, path: &[u8]) -> Option<&'b CStr> {

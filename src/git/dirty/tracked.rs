@@ -9,7 +9,7 @@
 
 use gix::index::entry::{Flags, Mode, Stage, Stat, mode::Change, stat};
 
-use super::sys::{Meta, Root, c_path};
+use super::sys::{Meta, Root, c_path, is_gone};
 use crate::git::GitError;
 
 /// What the stat comparison says about one entry.
@@ -76,18 +76,16 @@ fn check_one(
     };
     let meta = match root.lstat(c) {
         Ok(meta) => meta,
+        // Nothing there (or a name too long to be): the entry is removed
+        // from the working tree.
+        Err(e) if is_gone(&e) || e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            return Ok(Verdict::Dirty);
+        }
         Err(e) => {
-            return match e.raw_os_error() {
-                // Gone, or a leading component is no longer a directory
-                // (or loops): the entry is removed from the working tree.
-                Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::ENAMETOOLONG) => {
-                    Ok(Verdict::Dirty)
-                }
-                _ => Err(GitError::op(
-                    format!("read {}", String::from_utf8_lossy(path)),
-                    e,
-                )),
-            };
+            return Err(GitError::op(
+                format!("read {}", String::from_utf8_lossy(path)),
+                e,
+            ));
         }
     };
     Ok(compare_stat(rules, &Recorded::of(entry), &meta))

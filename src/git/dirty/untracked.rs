@@ -18,7 +18,7 @@ use foldhash::HashSet;
 use gix::index::entry::Mode;
 
 use super::cache::{Cache, DirStat, Names};
-use super::sys::{Root, c_path};
+use super::sys::{Root, c_path, is_gone};
 use crate::git::GitError;
 
 /// The type of a directory entry.
@@ -56,14 +56,7 @@ impl<'c> Lister<'c> {
         let stat = match self.root.lstat(c) {
             Ok(meta) if meta.is_dir() => DirStat::of(&meta),
             Ok(_) => return Ok(None),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
-                ) =>
-            {
-                return Ok(None);
-            }
+            Err(e) if is_gone(&e) => return Ok(None),
             Err(e) => return Err(list_error(rela, e)),
         };
         if let Some(names) = self.cache.and_then(|c| c.get(rela, &stat)) {
