@@ -24,12 +24,15 @@ mod dirty;
 pub mod history;
 pub mod hooks;
 pub mod inbox;
+mod index_file;
 pub mod lock;
 pub mod quarantine;
 pub mod scratch;
 pub mod snapshot;
 pub mod state;
 pub mod switch;
+#[cfg(test)]
+mod test_git;
 pub mod tree;
 pub mod workspace;
 pub mod worktree;

@@ -30,8 +30,9 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
+use super::index_file::write_index_to_lock;
 use super::state::kind_of_index_mode;
-use super::worktree::{disk_stat_if_matches, exclusive_temp, write_index};
+use super::worktree::{disk_stat_if_matches, exclusive_temp};
 use super::{GitError, Head, Repository};
 use crate::fsmode::{is_executable, set_executable};
 
@@ -629,7 +630,7 @@ impl Repository {
         index.sort_entries();
         // The cached trees no longer match the entries.
         index.remove_tree();
-        write_index(&index, &mut lock)?;
+        write_index_to_lock(&index, &mut lock)?;
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         Ok(())

@@ -16,6 +16,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
+use super::index_file::write_index_to_lock;
 use super::snapshot::OnDisk;
 use super::tree::Changed;
 use super::{GitError, Repository};
@@ -292,7 +293,7 @@ impl Repository {
                 invalidate_cached_tree(tree, path);
             }
         }
-        write_index(&index, &mut lock)?;
+        write_index_to_lock(&index, &mut lock)?;
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
@@ -580,120 +581,6 @@ pub(super) fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::F
     ))
 }
 
-/// Writes `index` to `out` with its SHA-1 trailer.
-///
-/// gix hashes with collision-detecting SHA-1, several times slower than
-/// plain SHA-1 (20 ms for a 50,000-file index); the trailer is a plain
-/// SHA-1 of the content, so it is computed with the `sha1` crate
-/// (hardware-accelerated where the CPU can). gix serialises the entries in
-/// this thread while another hashes and writes what is ready: the two take
-/// about as long on a large index.
-pub(super) fn write_index(
-    index: &gix::index::File,
-    out: &mut (impl std::io::Write + Send),
-) -> Result<(), GitError> {
-    use sha1::Digest as _;
-    const TRAILER: usize = 20;
-    let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
-    let options = gix::index::write::Options {
-        skip_hash: true,
-        ..Default::default()
-    };
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-        // With skip_hash gix ends with a zero trailer: the last bytes seen
-        // are held back, and replaced by the digest at the end.
-        let writer = std::thread::Builder::new()
-            .name("clada-index-writer".into())
-            .spawn_scoped(scope, move || -> std::io::Result<()> {
-                let mut hasher = sha1::Sha1::new();
-                let mut pass = |bytes: &[u8]| {
-                    hasher.update(bytes);
-                    out.write_all(bytes)
-                };
-                let mut held: Vec<u8> = Vec::new();
-                for chunk in rx {
-                    if chunk.len() >= TRAILER {
-                        pass(&held)?;
-                        let (body, end) = chunk.split_at(chunk.len() - TRAILER);
-                        pass(body)?;
-                        held = end.to_vec();
-                    } else {
-                        held.extend_from_slice(&chunk);
-                        let ready = held.len().saturating_sub(TRAILER);
-                        pass(&held[..ready])?;
-                        held.drain(..ready);
-                    }
-                }
-                if held.len() != TRAILER {
-                    return Err(std::io::Error::other("the index is too short"));
-                }
-                out.write_all(&hasher.finalize())
-            })
-            .map_err(|e| fail(&e))?;
-        let mut chunks = Chunks {
-            buf: Vec::with_capacity(CHUNK),
-            tx,
-            stopped: false,
-        };
-        let serialised = index
-            .write_to(&mut chunks, options)
-            .map_err(|e| fail(&e))
-            .and_then(|_| chunks.send().map_err(|e| fail(&e)));
-        let stopped = chunks.stopped;
-        drop(chunks);
-        let written = writer
-            .join()
-            .map_err(|_| fail(&"the index writer thread panicked"))?;
-        // A writer that failed dropped its end, and the serialising side
-        // stopped at its next send (which fails at once, never blocks):
-        // then the writer's error says what went wrong.
-        match (serialised, written) {
-            (Err(_), Err(e)) if stopped => Err(fail(&e)),
-            (Err(e), _) => Err(e),
-            (Ok(()), written) => written.map_err(|e| fail(&e)),
-        }
-    })
-}
-
-/// The size of the pieces the index is hashed and written in.
-const CHUNK: usize = 1 << 20;
-
-/// A writer that hands its bytes on in chunks of about [`CHUNK`] bytes.
-struct Chunks {
-    buf: Vec<u8>,
-    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
-    /// The receiving side is gone.
-    stopped: bool,
-}
-
-impl Chunks {
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx.send(full).map_err(|_| {
-            self.stopped = true;
-            std::io::Error::other("the index writer stopped")
-        })
-    }
-}
-
-impl std::io::Write for Chunks {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(bytes);
-        if self.buf.len() >= CHUNK {
-            self.send()?;
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The index stat of `path` if its content is `id`; `None` (a zero stat,
 /// which makes git look at the content) otherwise.
 pub(super) fn disk_stat_if_matches(
@@ -747,38 +634,5 @@ mod tests {
             ],
         };
         assert_eq!(Plan::decode(&plan.encode()), Some(plan));
-    }
-
-    /// The threaded writer gives the same bytes as gix's own (whose
-    /// trailer is the same SHA-1 computed another way), for an index of
-    /// several chunks and for a tiny one.
-    #[test]
-    fn the_index_written_in_two_threads_is_the_one_gix_writes() {
-        for count in [1usize, 3, 40_000] {
-            let mut state = gix::index::State::new(gix::hash::Kind::Sha1);
-            for n in 0..count {
-                let path = format!("dir{}/some/longer/path/file-{n:06}.txt", n % 97);
-                let id = ObjectId::from_bytes_or_panic(&[(n % 251) as u8; 20]);
-                state.dangerously_push_entry(
-                    gix::index::entry::Stat::default(),
-                    id,
-                    gix::index::entry::Flags::empty(),
-                    gix::index::entry::Mode::FILE,
-                    path.as_str().into(),
-                );
-            }
-            state.sort_entries();
-            let file = gix::index::File::from_state(state, "unused");
-            let mut ours = Vec::new();
-            write_index(&file, &mut ours).unwrap();
-            let mut theirs = Vec::new();
-            file.write_to(&mut theirs, gix::index::write::Options::default())
-                .unwrap();
-            if count > 3 {
-                assert!(ours.len() > 2 * CHUNK, "several chunks: {}", ours.len());
-            }
-            assert_eq!(ours.len(), theirs.len());
-            assert!(ours == theirs, "{count} entries: the bytes differ");
-        }
     }
 }

@@ -12,6 +12,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
+use crate::git::test_git::command;
+
 fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     command(dir, args).output().expect("run git")
 }
@@ -20,24 +22,6 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
 /// now), as the change it stands for may.
 fn git_may_fail(dir: &Path, args: &[&str]) {
     let _ = command(dir, args).output();
-}
-
-fn command(dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut cmd = std::process::Command::new("git");
-    cmd.args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z");
-    cmd
 }
 
 /// Paths `git status` shows in the worktree column (unstaged changes,
