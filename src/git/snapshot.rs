@@ -73,7 +73,8 @@ impl Repository {
         // An earlier read must not stand for this one if this one fails.
         self.keep_index(None, None);
         let stamp = super::worktree::IndexStamp::of(&self.repo.index_path());
-        let index = self.read_index_file()?;
+        let (index, changes) =
+            super::dirty::worktree_changes(&self.repo, || self.read_index_file())?;
         // When the index's cache-tree says it holds exactly HEAD's tree,
         // nothing is staged and comparing HEAD's tree with the index (which
         // reads every tree of the repository) can be skipped.
@@ -81,7 +82,7 @@ impl Repository {
             || index
                 .tree()
                 .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
-        if let Some(changes) = super::dirty::worktree_changes(&self.repo, &index)? {
+        if let Some(changes) = changes {
             if let Some(cache) = changes.cache {
                 self.in_background(move || cache.write());
             }

@@ -240,8 +240,8 @@ fn margin() -> i64 {
 pub(super) struct Next {
     file: tempfile::NamedTempFile,
     target: PathBuf,
-    /// The filesystem's time when this run began listing, less the margin.
-    trust_before: (i64, u32),
+    /// The filesystem's time when this run began listing.
+    began: (i64, u32),
 }
 
 impl Next {
@@ -257,15 +257,18 @@ impl Next {
         Some(Next {
             file,
             target: git_dir.join(FILE_NAME),
-            trust_before: (meta.mtime() - margin(), meta.mtime_nsec() as u32),
+            began: (meta.mtime(), meta.mtime_nsec() as u32),
         })
     }
 
     /// Whether a listing of a directory with `stat` may be recorded: both
     /// its times before this run (a tool that puts an mtime back, as
     /// `rsync -a` or `tar` do, still moves the ctime).
+    /// (The margin is applied here, on the thread that finishes the
+    /// cache, which is where the tests set theirs.)
     pub fn trusts(&self, stat: &DirStat) -> bool {
-        stat.mtime < self.trust_before && stat.ctime < self.trust_before
+        let before = (self.began.0 - margin(), self.began.1);
+        stat.mtime < before && stat.ctime < before
     }
 
     /// The cache of `dirs` (path, stat, names), to be written.
@@ -357,7 +360,7 @@ mod tests {
             (b"ln".to_vec(), Kind::Link),
         ]);
         let old = stat(1_000);
-        let fresh = stat(next.trust_before.0 + 5);
+        let fresh = stat(next.began.0 + 5);
         next.finish([(&b"src"[..], old, &names), (&b"new"[..], fresh, &names)].into_iter())
             .write();
         let cache = Cache::load(dir.path());
