@@ -25,7 +25,7 @@
 //! count, then per name: kind u8, u16 length, bytes). A file that does not
 //! parse is ignored.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -168,7 +168,7 @@ fn parse(bytes: &[u8]) -> Option<Records> {
     if r.take(HEADER.len())? != HEADER {
         return None;
     }
-    let mut dirs = HashMap::new();
+    let mut dirs = HashMap::default();
     while r.at < bytes.len() {
         let len = r.u32()? as usize;
         let path = r.take(len)?.to_vec();

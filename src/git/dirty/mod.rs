@@ -38,7 +38,7 @@ use gix::index::entry::{Flags, Mode};
 use crate::git::GitError;
 use sys::Root;
 use tracked::{Rules, Verdict};
-use untracked::{Candidate, Listed, Lister, Sorter};
+use untracked::{Candidate, Children, Listed, Lister, Sorter};
 
 /// Below this many index entries the check runs on one thread: starting
 /// threads costs more than it saves.
@@ -149,12 +149,8 @@ fn changes(
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     };
-    let (dirs, tracked) = both(
-        threads > 1,
-        || implied_dirs(&paths),
-        || paths.iter().copied().collect::<HashSet<&[u8]>>(),
-    );
-    let dir_list: Vec<&[u8]> = dirs.iter().copied().collect();
+    let dirs = untracked::index_dirs(&paths);
+    let dir_list: Vec<(&[u8], &Children)> = dirs.iter().map(|(d, c)| (*d, c)).collect();
     let passes = run_split(
         threads,
         entries.len(),
@@ -169,10 +165,10 @@ fn changes(
             )?;
             let mut listings = Vec::with_capacity(dir_range.len());
             let mut candidates = Vec::new();
-            for dir in &dir_list[dir_range] {
+            for (dir, children) in &dir_list[dir_range] {
                 let listed = lister.list(dir)?;
                 if let Some(listed) = &listed {
-                    untracked::candidates(dir, &listed.names, &tracked, &dirs, &mut candidates);
+                    untracked::candidates(dir, &listed.names, children, &mut candidates);
                 }
                 listings.push(listed);
             }
@@ -218,7 +214,7 @@ fn changes(
     // its lstat went through a symbolic link) lists nothing.
     let listings: Vec<(&[u8], Option<&Listed>)> = dir_list
         .iter()
-        .copied()
+        .map(|(dir, _)| *dir)
         .zip(
             passes
                 .iter()
@@ -300,32 +296,6 @@ struct Pass<'c> {
     candidates: Vec<Candidate>,
 }
 
-/// Every directory holding an index entry, and their parents, with ""
-/// for the top.
-fn implied_dirs<'a>(paths: &[&'a [u8]]) -> HashSet<&'a [u8]> {
-    let mut dirs = HashSet::default();
-    dirs.insert(&b""[..]);
-    let mut last: &[u8] = b"";
-    for path in paths {
-        let Some(slash) = path.iter().rposition(|b| *b == b'/') else {
-            continue;
-        };
-        let mut dir = &path[..slash];
-        if dir == last {
-            continue;
-        }
-        last = dir;
-        // Parents were added with the first path below them.
-        while dirs.insert(dir) {
-            match dir.iter().rposition(|b| *b == b'/') {
-                Some(slash) => dir = &dir[..slash],
-                None => break,
-            }
-        }
-    }
-    dirs
-}
-
 /// The directories above `path`, innermost first (not "").
 fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
     path.iter()
@@ -343,28 +313,6 @@ fn cache_enabled(repo: &gix::Repository) -> bool {
     ["core.untrackedCache", "clada.untrackedCache"]
         .iter()
         .all(|key| config.boolean(*key) != Some(false))
-}
-
-/// `a()` and `b()`, on two threads when `parallel` (and a thread can be
-/// had).
-fn both<A: Send, B>(parallel: bool, a: impl Fn() -> A + Sync, b: impl FnOnce() -> B) -> (A, B) {
-    if !parallel {
-        return (a(), b());
-    }
-    std::thread::scope(|scope| {
-        let a = &a;
-        let spawned = std::thread::Builder::new()
-            .name("clada-status".into())
-            .spawn_scoped(scope, a);
-        let b = b();
-        let a = match spawned {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => a(),
-        };
-        (a, b)
-    })
 }
 
 /// Runs `work` on `threads` threads, thread `k` getting the `k`th slice
