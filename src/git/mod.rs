@@ -10,6 +10,7 @@
 //! - `tree`: files of a tree edited in memory (the apply's store).
 //! - `commit`: signatures, commits, notes and compare-and-swap ref updates.
 //! - `worktree`: bringing the user's working tree and index to the result.
+//! - `index_file`: writing the index file (fast, in gix's format).
 //! - `state`: the user's uncommitted working tree and index, as trees.
 //! - `switch`: moving the working tree and index between states (history).
 //! - `history`: commit headers, ancestry, HEAD and reference moves (history).
