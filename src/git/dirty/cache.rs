@@ -264,9 +264,9 @@ impl Next {
     /// Whether a listing of a directory with `stat` may be recorded: both
     /// its times before this run (a tool that puts an mtime back, as
     /// `rsync -a` or `tar` do, still moves the ctime).
-    /// (The margin is applied here, on the thread that finishes the
-    /// cache, which is where the tests set theirs.)
     pub fn trusts(&self, stat: &DirStat) -> bool {
+        // The margin is applied here, on the thread that finishes the
+        // cache, which is where the tests set theirs.
         let before = (self.began.0 - margin(), self.began.1);
         stat.mtime < before && stat.ctime < before
     }

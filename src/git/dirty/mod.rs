@@ -12,10 +12,10 @@
 //! index in memory; see doc/performance.md for the measurements.
 //!
 //! It covers the common layout; anything else falls back to gix's status
-//! (`worktree_changes` returns `None`): a case-insensitive or
-//! symlink-less filesystem setting, submodules (gitlink entries),
-//! sparse checkouts (skip-worktree entries, sparse directories) and a
-//! split index.
+//! (`worktree_changes` returns the index without changes): a
+//! case-insensitive or symlink-less filesystem setting, submodules
+//! (gitlink entries), sparse checkouts (skip-worktree entries, sparse
+//! directories), a split index, or a worktree it cannot open.
 //!
 //! - `cache`: directory listings kept between runs (an untracked cache).
 //! - `sys`: `lstat` relative to a directory.
@@ -87,10 +87,13 @@ pub(super) fn worktree_changes(
         };
         (index, disk)
     });
-    let (index, disk) = (index?, disk?);
-    if !supported(&index) {
-        return Ok((index, None));
-    }
+    let index = index?;
+    // A working tree that cannot be opened here is left to gix's status
+    // too (which says what is wrong with it).
+    let disk = match disk {
+        Ok(disk) if supported(&index) => disk,
+        _ => return Ok((index, None)),
+    };
     let rules = Rules {
         stat,
         symlinks: caps.symlink,
