@@ -65,11 +65,13 @@ pub(super) fn worktree_changes(
     read_index: impl FnOnce() -> Result<gix::index::File, GitError>,
 ) -> Result<(gix::index::File, Option<Changes>), GitError> {
     let fail = |e: &dyn std::fmt::Display| GitError::op("compute the status", e);
-    let caps = repo.filesystem_options().map_err(|e| fail(&e))?;
-    let workdir = match repo.workdir() {
-        Some(dir) if !caps.ignore_case && !caps.precompose_unicode && caps.symlink => dir,
-        _ => return Ok((read_index()?, None)),
+    let Some(workdir) = repo.workdir() else {
+        return Ok((read_index()?, None));
     };
+    let caps = repo.filesystem_options().map_err(|e| fail(&e))?;
+    if caps.ignore_case || caps.precompose_unicode || !caps.symlink {
+        return Ok((read_index()?, None));
+    }
     let stat = repo.stat_options().map_err(|e| fail(&e))?;
     let with_cache = cache_enabled(repo);
     let git_dir = repo.git_dir();
