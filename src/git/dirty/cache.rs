@@ -22,8 +22,8 @@
 //! Format (integers little-endian): the header line, then per directory
 //! its path (u32 length + bytes), its stat (mtime s i64, ns u32, ctime s
 //! i64, ns u32, inode u64, device u64, size u64), and its names (u32 byte
-//! count, then per name: kind u8, u16 length, bytes). A file that does not
-//! parse is ignored.
+//! count, then per name, sorted by bytes: kind u8, u16 length, bytes). A
+//! file that does not parse is ignored.
 
 use foldhash::HashMap;
 use std::io::Write as _;
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use super::sys::Meta;
 use super::untracked::Kind;
 
-const HEADER: &[u8] = b"clada untracked cache 1\n";
+const HEADER: &[u8] = b"clada untracked cache 2\n";
 /// The cache file, in the worktree's git dir.
 pub(super) const FILE_NAME: &str = "clada-untracked";
 
@@ -58,7 +58,8 @@ impl DirStat {
     }
 }
 
-/// A directory's names: as just read, or encoded as in the cache file.
+/// A directory's names, sorted by bytes: as just read, or encoded as in
+/// the cache file.
 #[derive(Debug)]
 pub(super) enum Names<'c> {
     Read(Vec<(Vec<u8>, Kind)>),
@@ -182,12 +183,19 @@ fn parse(bytes: &[u8]) -> Option<Records> {
         let len = r.u32()? as usize;
         let start = r.at;
         let names = r.take(len)?;
-        // Check the names decode now, so that iterating cannot stop short.
+        // Check the names decode now, so that iterating cannot stop short,
+        // and are sorted, as `candidates`' merge needs them.
         let mut rest = names;
+        let mut last: Option<&[u8]> = None;
         while let Some((&k, tail)) = rest.split_first() {
             kind_of(k)?;
             let n = u16::from_le_bytes([*tail.first()?, *tail.get(1)?]) as usize;
-            rest = tail.get(2 + n..)?;
+            let name = tail.get(2..2 + n)?;
+            if last.is_some_and(|last| last >= name) {
+                return None;
+            }
+            last = Some(name);
+            rest = &tail[2 + n..];
         }
         dirs.insert(path, (stat, start..start + len));
     }
@@ -356,8 +364,8 @@ mod tests {
         let next = Next::start(dir.path()).unwrap();
         let names = Names::Read(vec![
             (b"a.rs".to_vec(), Kind::File),
-            (b"sub".to_vec(), Kind::Dir),
             (b"ln".to_vec(), Kind::Link),
+            (b"sub".to_vec(), Kind::Dir),
         ]);
         let old = stat(1_000);
         let fresh = stat(next.began.0 + 5);
@@ -378,8 +386,8 @@ mod tests {
             got,
             vec![
                 (b"a.rs".to_vec(), Kind::File),
-                (b"sub".to_vec(), Kind::Dir),
-                (b"ln".to_vec(), Kind::Link)
+                (b"ln".to_vec(), Kind::Link),
+                (b"sub".to_vec(), Kind::Dir)
             ]
         );
     }
@@ -401,6 +409,29 @@ mod tests {
         let last_name = bytes.len() - (1 + 2 + 4);
         bad_kind[last_name] = 9;
         std::fs::write(&path, &bad_kind).unwrap();
+        assert_eq!(Cache::load(dir.path()).len(), 0);
+    }
+
+    /// Names out of order (as a cache of format 1 kept them) would make
+    /// the merge with the index miss: such a file is not used.
+    #[test]
+    fn a_cache_with_unsorted_names_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |names: Vec<(&[u8], Kind)>| {
+            let names = Names::Read(names.into_iter().map(|(n, k)| (n.to_vec(), k)).collect());
+            let next = Next::start(dir.path()).unwrap();
+            next.finish([(&b"src"[..], stat(1_000), &names)].into_iter())
+                .write();
+            Cache::load(dir.path()).len()
+        };
+        assert_eq!(write(vec![(b"a", Kind::File), (b"b", Kind::Dir)]), 1);
+        assert_eq!(write(vec![(b"b", Kind::File), (b"a", Kind::Dir)]), 0);
+        assert_eq!(write(vec![(b"a", Kind::File), (b"a", Kind::Dir)]), 0);
+        let path = dir.path().join(FILE_NAME);
+        write(vec![(b"a", Kind::File)]);
+        let mut old_format = std::fs::read(&path).unwrap();
+        old_format[HEADER.len() - 2] = b'1';
+        std::fs::write(&path, &old_format).unwrap();
         assert_eq!(Cache::load(dir.path()).len(), 0);
     }
 }

@@ -86,6 +86,8 @@ impl<'c> Lister<'c> {
             };
             names.push((entry.file_name().into_encoded_bytes(), kind));
         }
+        // Sorted, as the cache keeps them, for `candidates`' merge.
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(Some(Listed {
             stat,
             names: Names::Read(names),
@@ -149,16 +151,14 @@ pub(super) struct Children<'a> {
 }
 
 impl Children<'_> {
-    /// Whether the index accounts for `name` of type `kind` here: a
-    /// tracked file (anything but a directory now), or a directory the
-    /// index implies (listed itself).
-    fn account_for(&self, name: &[u8], kind: Kind) -> bool {
-        let names = if kind == Kind::Dir {
+    /// The names of `kind`'s list: directories the index implies (listed
+    /// themselves), or tracked files (anything but a directory now).
+    fn of_kind(&self, kind: Kind) -> &[&[u8]] {
+        if kind == Kind::Dir {
             &self.dirs
         } else {
             &self.files
-        };
-        names.binary_search(&name).is_ok()
+        }
     }
 }
 
@@ -228,18 +228,32 @@ fn split_last(path: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// The names of `dir`, a directory the index implies, that the index
-/// does not account for (see [`Children`]). A tracked file that is now a
+/// does not account for: not a tracked file (anything but a directory
+/// now) nor a directory the index implies. A tracked file that is now a
 /// directory holds untracked files; an implied directory that is now a
 /// file is an untracked file. Runs on the listing threads: no ignore
 /// rules here.
+///
+/// `names` are sorted (see [`Names`]), as are `children`'s lists: one
+/// merge, rather than a search per name, which reads each list once in
+/// order (the lists point into the index's paths, and a search's jumps
+/// miss the processor's cache; 4 % of a clean apply at 50,000 files).
 pub(super) fn candidates(
     dir: &[u8],
     names: &Names<'_>,
     children: &Children<'_>,
     out: &mut Vec<Candidate>,
 ) {
+    // How far each of the two lists has been passed.
+    let mut passed = [0usize; 2];
     for (name, kind) in names.iter() {
-        if name != b".git" && !children.account_for(name, kind) {
+        let list = children.of_kind(kind);
+        let at = &mut passed[usize::from(kind == Kind::Dir)];
+        while list.get(*at).is_some_and(|child| *child < name) {
+            *at += 1;
+        }
+        let accounted = list.get(*at).is_some_and(|child| *child == name);
+        if name != b".git" && !accounted {
             out.push(Candidate {
                 path: join(dir, name),
                 kind,
@@ -400,11 +414,53 @@ mod tests {
             names(&top.dirs),
             [b"b".to_vec(), b"b-x".to_vec(), b"z".to_vec()]
         );
-        assert!(top.account_for(b"b", Kind::Dir));
-        assert!(!top.account_for(b"b", Kind::File), "a file where b/ was");
-        assert!(top.account_for(b"a", Kind::Link), "a link where a was");
-        assert!(!top.account_for(b"a", Kind::Dir), "a directory where a was");
         assert_eq!(names(&dirs[&b"z/y/x"[..]].files), [b"w".to_vec()]);
         assert_eq!(names(&dirs[&b"z/y"[..]].dirs), [b"x".to_vec()]);
+    }
+
+    /// A listed name is a candidate unless the index has it as the same
+    /// kind of thing: a tracked file as anything but a directory, an
+    /// implied directory as a directory; `.git` never is.
+    #[test]
+    fn candidates_are_the_names_the_index_does_not_account_for() {
+        let paths: Vec<&[u8]> = vec![b"a", b"b-x/y", b"b/c", b"b0", b"d", b"m/n", b"z"];
+        let dirs = index_dirs(&paths);
+        let listed: Vec<(&[u8], Kind)> = vec![
+            (b".git", Kind::Dir),
+            (b"a", Kind::Link),   // a link where the file a was
+            (b"aa", Kind::File),  // new
+            (b"b", Kind::File),   // a file where the directory b was
+            (b"b-x", Kind::Dir),  // implied
+            (b"b0", Kind::Dir),   // a directory where the file b0 was
+            (b"c", Kind::File),   // new, between tracked names
+            (b"m", Kind::Dir),    // implied
+            (b"new", Kind::Dir),  // new
+            (b"zz", Kind::Other), // new, after every tracked name
+        ];
+        let names = Names::Read(listed.iter().map(|(n, k)| (n.to_vec(), *k)).collect());
+        let mut out = Vec::new();
+        candidates(b"", &names, &dirs[&b""[..]], &mut out);
+        let got: Vec<(Vec<u8>, Kind)> = out.into_iter().map(|c| (c.path, c.kind)).collect();
+        let expected: Vec<(Vec<u8>, Kind)> = [
+            (&b"aa"[..], Kind::File),
+            (b"b", Kind::File),
+            (b"b0", Kind::Dir),
+            (b"c", Kind::File),
+            (b"new", Kind::Dir),
+            (b"zz", Kind::Other),
+        ]
+        .into_iter()
+        .map(|(n, k)| (n.to_vec(), k))
+        .collect();
+        assert_eq!(got, expected);
+        let mut out = Vec::new();
+        let names = Names::Read(vec![
+            (b"c".to_vec(), Kind::File),
+            (b"d".to_vec(), Kind::File),
+        ]);
+        candidates(b"b", &names, &dirs[&b"b"[..]], &mut out);
+        let got: Vec<&[u8]> = out.iter().map(|c| c.path.as_slice()).collect();
+        assert_eq!(got, [&b"b/d"[..]]);
+        assert_eq!(out[0].dir, b"b");
     }
 }
