@@ -18,16 +18,19 @@
 //! directories), a split index, or a worktree it cannot open.
 //!
 //! - `cache`: directory listings kept between runs (an untracked cache).
+//! - `pass`: sharing the pass over the disk between threads.
 //! - `sys`: `lstat` relative to a directory.
 //! - `tracked`: one index entry against the disk (stat, then content).
 //! - `untracked`: listing directories and sorting their names.
 
 mod cache;
+mod pass;
 mod sys;
 mod tracked;
 mod untracked;
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::path::Path;
 
 use foldhash::HashSet;
@@ -148,51 +151,56 @@ fn changes(
 
     let entries = index.entries();
     let paths: Vec<&[u8]> = entries.iter().map(|e| e.path(index).as_bytes()).collect();
-    // One pass over entries and directories, split over the threads.
     let threads = if entries.len() < PARALLEL_FROM {
         1
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     };
-    let dirs = untracked::index_dirs(&paths);
-    // In path order, not the table's: each directory's children (which
-    // point into the index's paths) and its cached names (the cache file
-    // is written in this order) are then read where they lie in memory,
-    // one after the other (measured: 2 to 3 ms less at 50,000 files).
-    let mut dir_list: Vec<(&[u8], &Children)> = dirs.iter().map(|(d, c)| (*d, c)).collect();
-    dir_list.sort_unstable_by_key(|(d, _)| *d);
-    let passes = run_split(
+    // One pass over entries and directories, shared by the threads.
+    let done = pass::run(
         threads,
-        entries.len(),
-        dir_list.len(),
-        |entry_range, dir_range| {
-            let mut verdicts = Vec::with_capacity(entry_range.len());
-            tracked::check(
-                &root,
-                rules,
-                entry_range.map(|i| (&entries[i], paths[i])),
-                |v| verdicts.push(v),
-            )?;
-            let mut listings = Vec::with_capacity(dir_range.len());
-            let mut candidates = Vec::new();
-            for (dir, children) in &dir_list[dir_range] {
-                let listed = lister.list(dir)?;
-                if let Some(listed) = &listed {
-                    untracked::candidates(dir, &listed.names, children, &mut candidates);
+        pass::Work {
+            entries: entries.len(),
+            // In path order, not the table's: each directory's children
+            // (which point into the index's paths) and its cached names
+            // (the cache file is written in this order) are then read
+            // where they lie in memory, one after the other (measured: 2
+            // to 3 ms less at 50,000 files).
+            prepare: || {
+                let mut dirs: Vec<(&[u8], Children)> =
+                    untracked::index_dirs(&paths).into_iter().collect();
+                dirs.sort_unstable_by_key(|(dir, _)| *dir);
+                dirs
+            },
+            check: |range: Range<usize>| {
+                let mut verdicts = Vec::with_capacity(range.len());
+                tracked::check(&root, rules, range.map(|i| (&entries[i], paths[i])), |v| {
+                    verdicts.push(v)
+                })?;
+                Ok(verdicts)
+            },
+            list: |dirs: &Vec<(&[u8], Children)>, range: Range<usize>| {
+                let mut listings = Vec::with_capacity(range.len());
+                let mut candidates = Vec::new();
+                for (dir, children) in &dirs[range] {
+                    let listed = lister.list(dir)?;
+                    if let Some(listed) = &listed {
+                        untracked::candidates(dir, &listed.names, children, &mut candidates);
+                    }
+                    listings.push(listed);
                 }
-                listings.push(listed);
-            }
-            Ok(Pass {
-                verdicts,
-                listings,
-                candidates,
-            })
+                Ok(Listings {
+                    listings,
+                    candidates,
+                })
+            },
+            dir_count: |dirs: &Vec<(&[u8], Children)>| dirs.len(),
         },
     )?;
 
     let mut changed = BTreeSet::new();
     let mut compare = Vec::new();
-    let verdicts = passes.iter().flat_map(|p| p.verdicts.iter());
+    let verdicts = done.checked.iter().flatten();
     for (i, verdict) in verdicts.enumerate() {
         match verdict {
             Verdict::Clean => {}
@@ -222,13 +230,14 @@ fn changes(
     let mut sorter = Sorter::new(repo, index, &lister);
     // A directory that is not one any more (or is below one that is not:
     // its lstat went through a symbolic link) lists nothing.
-    let listings: Vec<(&[u8], Option<&Listed>)> = dir_list
+    let listings: Vec<(&[u8], Option<&Listed>)> = done
+        .dirs
         .iter()
         .map(|(dir, _)| *dir)
         .zip(
-            passes
+            done.listed
                 .iter()
-                .flat_map(|p| p.listings.iter().map(Option::as_ref)),
+                .flat_map(|l| l.listings.iter().map(Option::as_ref)),
         )
         .collect();
     let mut gone: HashSet<&[u8]> = listings
@@ -248,7 +257,7 @@ fn changes(
         .iter()
         .filter_map(|(dir, l)| Some((*dir, (*l)?)))
         .filter(|(dir, _)| !gone.contains(dir));
-    let candidates: Vec<&Candidate> = passes.iter().flat_map(|p| &p.candidates).collect();
+    let candidates: Vec<&Candidate> = done.listed.iter().flat_map(|l| &l.candidates).collect();
     for candidate in candidates {
         if !gone.contains(candidate.dir.as_slice()) {
             sorter.candidate(candidate)?;
@@ -297,11 +306,10 @@ fn supported(index: &gix::index::State) -> bool {
         })
 }
 
-/// What one thread found: a verdict per entry, a listing per directory
+/// What listing a range of directories found: a listing per directory
 /// (`None`: not a directory), and the names the index does not account
 /// for.
-struct Pass<'c> {
-    verdicts: Vec<Verdict>,
+struct Listings<'c> {
     listings: Vec<Option<Listed<'c>>>,
     candidates: Vec<Candidate>,
 }
@@ -323,50 +331,6 @@ fn cache_enabled(repo: &gix::Repository) -> bool {
     ["core.untrackedCache", "clada.untrackedCache"]
         .iter()
         .all(|key| config.boolean(*key) != Some(false))
-}
-
-/// Runs `work` on `threads` threads, thread `k` getting the `k`th slice
-/// of `0..entries` and of `0..dirs`; the results in order.
-fn run_split<T: Send>(
-    threads: usize,
-    entries: usize,
-    dirs: usize,
-    work: impl Fn(std::ops::Range<usize>, std::ops::Range<usize>) -> Result<T, GitError> + Sync,
-) -> Result<Vec<T>, GitError> {
-    let slice = |k: usize, n: usize| (n * k / threads)..(n * (k + 1) / threads);
-    if threads <= 1 {
-        return Ok(vec![work(0..entries, 0..dirs)?]);
-    }
-    std::thread::scope(|scope| {
-        let work = &work;
-        let mut handles = Vec::with_capacity(threads - 1);
-        for k in 1..threads {
-            let spawned = std::thread::Builder::new()
-                .name("clada-status".into())
-                .spawn_scoped(scope, move || work(slice(k, entries), slice(k, dirs)));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(_) => break,
-            }
-        }
-        if handles.len() != threads - 1 {
-            // No more threads to be had: the ones started finish their
-            // share, and this thread does all of it again rather than
-            // keep track of which shares are missing.
-            for handle in handles {
-                let _ = handle.join();
-            }
-            return Ok(vec![work(0..entries, 0..dirs)?]);
-        }
-        let mut results = vec![work(slice(0, entries), slice(0, dirs))?];
-        for handle in handles {
-            match handle.join() {
-                Ok(result) => results.push(result?),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok(results)
-    })
 }
 
 #[cfg(test)]

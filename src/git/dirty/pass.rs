@@ -1,0 +1,274 @@
+//! How the check's one pass over the disk is shared between threads.
+//!
+//! The pass has two parts: the index entries (an `lstat` each), then the
+//! directories the index implies (an `lstat` each, and a listing when
+//! the cache has none). The directories are worked out from the index's
+//! paths first, which takes a few milliseconds at 50,000 files; the
+//! calling thread does that while the other threads already check
+//! entries, and joins them when it is done.
+//!
+//! Work is handed out in small chunks from a shared counter rather than
+//! split up front, so that the threads finish together however the
+//! costs fall (the calling thread starts later, some directories are
+//! read rather than cached) and a thread that cannot be started only
+//! means fewer hands.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::git::GitError;
+
+/// Entries per chunk: about 0.3 ms of `lstat`s, small enough that the
+/// threads finish within that of each other.
+const ENTRY_CHUNK: usize = 256;
+/// Directories per chunk.
+const DIR_CHUNK: usize = 32;
+
+/// The pass's results, each part in order.
+pub(super) struct Done<D, A, B> {
+    /// What `prepare` made.
+    pub dirs: D,
+    /// `check`'s results, in the order of their ranges.
+    pub checked: Vec<A>,
+    /// `list`'s results, in the order of their ranges.
+    pub listed: Vec<B>,
+}
+
+/// The pass's work.
+pub(super) struct Work<P, C, L, N> {
+    /// The number of index entries.
+    pub entries: usize,
+    /// Makes the directory list, on the calling thread, while the others
+    /// check entries.
+    pub prepare: P,
+    /// Checks a range of entries.
+    pub check: C,
+    /// Lists a range of the directories `prepare` made.
+    pub list: L,
+    /// How many directories `prepare` made.
+    pub dir_count: N,
+}
+
+/// State the threads share.
+struct Shared<D> {
+    next_entries: AtomicUsize,
+    next_dirs: AtomicUsize,
+    /// Set once `prepare` is done; `None` when it did not finish (it
+    /// panicked), so that nobody waits for it forever.
+    dirs: OnceLock<Option<D>>,
+    /// Set on the first error: the other threads stop taking chunks.
+    failed: AtomicBool,
+}
+
+/// What one thread did: chunk numbers with their results.
+type Share<A, B> = (Vec<(usize, A)>, Vec<(usize, B)>);
+
+/// Runs `work` on up to `threads` threads (this one included).
+pub(super) fn run<D, A, B, P, C, L, N>(
+    threads: usize,
+    work: Work<P, C, L, N>,
+) -> Result<Done<D, A, B>, GitError>
+where
+    D: Send + Sync,
+    A: Send,
+    B: Send,
+    P: FnOnce() -> D,
+    C: Fn(Range<usize>) -> Result<A, GitError> + Sync,
+    L: Fn(&D, Range<usize>) -> Result<B, GitError> + Sync,
+    N: Fn(&D) -> usize + Sync,
+{
+    let Work {
+        entries,
+        prepare,
+        check,
+        list,
+        dir_count,
+    } = work;
+    let shared = Shared {
+        next_entries: AtomicUsize::new(0),
+        next_dirs: AtomicUsize::new(0),
+        dirs: OnceLock::new(),
+        failed: AtomicBool::new(false),
+    };
+    let mut shares = std::thread::scope(|scope| {
+        let take_share = || take_chunks(&shared, entries, &check, &list, &dir_count);
+        let mut handles = Vec::with_capacity(threads.saturating_sub(1));
+        for _ in 1..threads {
+            let spawned = std::thread::Builder::new()
+                .name("clada-status".into())
+                .spawn_scoped(scope, take_share);
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                // Fewer threads take the chunks.
+                Err(_) => break,
+            }
+        }
+        {
+            let _unblock = Unblock(&shared.dirs);
+            let _ = shared.dirs.set(Some(prepare()));
+        }
+        let mut shares = vec![take_share()];
+        for handle in handles {
+            match handle.join() {
+                Ok(share) => shares.push(share),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        shares
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
+    let dirs = shared
+        .dirs
+        .into_inner()
+        .flatten()
+        .expect("set before this thread took chunks");
+    let mut checked: Vec<(usize, A)> = Vec::new();
+    let mut listed: Vec<(usize, B)> = Vec::new();
+    for (c, l) in shares.iter_mut() {
+        checked.append(c);
+        listed.append(l);
+    }
+    checked.sort_unstable_by_key(|(chunk, _)| *chunk);
+    listed.sort_unstable_by_key(|(chunk, _)| *chunk);
+    Ok(Done {
+        dirs,
+        checked: checked.into_iter().map(|(_, a)| a).collect(),
+        listed: listed.into_iter().map(|(_, b)| b).collect(),
+    })
+}
+
+/// Takes entry chunks until there are none, then directory chunks.
+fn take_chunks<D, A, B>(
+    shared: &Shared<D>,
+    entries: usize,
+    check: &impl Fn(Range<usize>) -> Result<A, GitError>,
+    list: &impl Fn(&D, Range<usize>) -> Result<B, GitError>,
+    dir_count: &impl Fn(&D) -> usize,
+) -> Result<Share<A, B>, GitError> {
+    let mut checked = Vec::new();
+    while let Some((chunk, range)) = next_chunk(shared, &shared.next_entries, ENTRY_CHUNK, entries)
+    {
+        checked.push((chunk, failing(shared, check(range))?));
+    }
+    let mut listed = Vec::new();
+    let Some(dirs) = shared.dirs.wait() else {
+        // `prepare` panicked; that thread reports it.
+        return Ok((checked, listed));
+    };
+    let count = dir_count(dirs);
+    while let Some((chunk, range)) = next_chunk(shared, &shared.next_dirs, DIR_CHUNK, count) {
+        listed.push((chunk, failing(shared, list(dirs, range))?));
+    }
+    Ok((checked, listed))
+}
+
+/// The next chunk of `0..len` from `counter`, unless there is none or a
+/// thread failed.
+fn next_chunk<D>(
+    shared: &Shared<D>,
+    counter: &AtomicUsize,
+    size: usize,
+    len: usize,
+) -> Option<(usize, Range<usize>)> {
+    if shared.failed.load(Ordering::Relaxed) {
+        return None;
+    }
+    let chunk = counter.fetch_add(1, Ordering::Relaxed);
+    let start = chunk.checked_mul(size).filter(|s| *s < len)?;
+    Some((chunk, start..len.min(start + size)))
+}
+
+/// `result`, telling the other threads to stop when it is an error.
+fn failing<D, T>(shared: &Shared<D>, result: Result<T, GitError>) -> Result<T, GitError> {
+    if result.is_err() {
+        shared.failed.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+/// Marks the directory list as never coming if it was not made (`prepare`
+/// panicked), so that the threads waiting for it go on.
+struct Unblock<'s, D>(&'s OnceLock<Option<D>>);
+
+impl<D> Drop for Unblock<'_, D> {
+    fn drop(&mut self) {
+        let _ = self.0.set(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry and directory is done once, and the results come back
+    /// in order, whatever the number of threads.
+    #[test]
+    fn every_chunk_is_done_once_in_order() {
+        for threads in [1, 2, 4] {
+            for (entries, dirs) in [(0, 0), (1, 1), (255, 31), (256, 32), (10_000, 1_001)] {
+                let work = Work {
+                    entries,
+                    prepare: || (0..dirs).map(|d| d * 10).collect::<Vec<usize>>(),
+                    check: |range: Range<usize>| Ok(range.collect::<Vec<usize>>()),
+                    list: |dirs: &Vec<usize>, range: Range<usize>| Ok(dirs[range].to_vec()),
+                    dir_count: |dirs: &Vec<usize>| dirs.len(),
+                };
+                let done = run(threads, work).unwrap();
+                let checked: Vec<usize> = done.checked.into_iter().flatten().collect();
+                assert_eq!(
+                    checked,
+                    (0..entries).collect::<Vec<_>>(),
+                    "{threads} threads"
+                );
+                let listed: Vec<usize> = done.listed.into_iter().flatten().collect();
+                assert_eq!(listed, done.dirs, "{threads} threads");
+                assert_eq!(done.dirs.len(), dirs);
+            }
+        }
+    }
+
+    /// An error in a chunk is the pass's error, and the other threads
+    /// stop taking chunks.
+    #[test]
+    fn an_error_stops_the_pass() {
+        let taken = AtomicUsize::new(0);
+        let w = Work {
+            entries: 1_000_000,
+            prepare: Vec::<usize>::new,
+            check: |range: Range<usize>| {
+                taken.fetch_add(1, Ordering::Relaxed);
+                if range.contains(&5_000) {
+                    Err(GitError::op("check", "it failed"))
+                } else {
+                    // Slow enough that the other thread cannot run
+                    // through the rest before the failure is seen.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    Ok(range.len())
+                }
+            },
+            list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
+            dir_count: |dirs: &Vec<usize>| dirs.len(),
+        };
+        let err = run(2, w).err().expect("the error");
+        assert!(err.to_string().contains("it failed"), "{err}");
+        let chunks = 1_000_000 / ENTRY_CHUNK;
+        assert!(taken.into_inner() < chunks / 2, "the pass went on");
+    }
+
+    /// A panic while the directories are made is the pass's panic, not a
+    /// hang of the threads waiting for them.
+    #[test]
+    fn a_panic_in_prepare_does_not_hang_the_others() {
+        let w = Work {
+            entries: 100_000,
+            prepare: || -> Vec<usize> { panic!("prepare failed") },
+            check: |range: Range<usize>| Ok(range.len()),
+            list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
+            dir_count: |dirs: &Vec<usize>| dirs.len(),
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(2, w)));
+        assert!(outcome.is_err());
+    }
+}
