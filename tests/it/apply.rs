@@ -334,6 +334,34 @@ fn git_author_sets_the_identity_of_both_commits() {
     apply(dir.path(), &["--git-author", "nobody", "-"], EDIT).code(2);
 }
 
+/// Without `GIT_AUTHOR_DATE` and `GIT_COMMITTER_DATE` the commits are
+/// dated now, at the local offset `TZ` gives (POSIX fixed-offset zones:
+/// no zoneinfo database needed, and `XYZ-5:30` is 5:30 east of UTC), as
+/// git dates its own.
+#[test]
+fn commits_are_dated_now_at_the_local_offset() {
+    for (tz, offset) in [("XYZ-5:30", "+0530"), ("XYZ+3", "-0300"), ("UTC0", "+0000")] {
+        let dir = repo(&[("a.txt", "old\n")]);
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        clada(dir.path(), dir.path())
+            .env("TZ", tz)
+            .args(["apply", "-"])
+            .write_stdin(EDIT)
+            .assert()
+            .success();
+        let dates = out(dir.path(), &["log", "-1", "--format=%ad|%cd", "--date=raw"]);
+        for date in dates.split('|') {
+            let (secs, zone) = date.split_once(' ').expect("seconds and offset");
+            let secs: u64 = secs.parse().unwrap();
+            assert!(secs >= before && secs <= before + 60, "{tz}: {date}");
+            assert_eq!(zone, offset, "{tz}: {dates}");
+        }
+    }
+}
+
 #[test]
 fn a_reply_that_changes_nothing_moves_nothing() {
     let dir = repo(&[("a.txt", "old\n")]);
