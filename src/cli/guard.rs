@@ -178,6 +178,30 @@ pub fn refuse_session_on(
     Ok(())
 }
 
+/// Refuses, unless `force`, to rewrite history that starts at `oldest`
+/// when a remote-tracking branch already has it: `what` says what the
+/// command would do ("undoing it"), `published` what is published ("the
+/// apply is", "some of these commits are"), `hint` the way out.
+pub fn refuse_published(
+    repo: &Repository,
+    oldest: ObjectId,
+    force: bool,
+    (published, what, hint): (&str, &str, &str),
+) -> Result<(), CliError> {
+    if force {
+        return Ok(());
+    }
+    let remotes = repo.remote_branches_containing(oldest).map_err(git_err)?;
+    if remotes.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::new(format!(
+        "{published} already on {}: {what} would rewrite published history; nothing was changed",
+        list_paths(&remotes, 5)
+    ))
+    .hint(hint))
+}
+
 /// The paths of a listing, at most `max`, then how many more.
 pub fn list_paths(paths: &[String], max: usize) -> String {
     let mut out: Vec<String> = paths.iter().take(max).cloned().collect();

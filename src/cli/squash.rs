@@ -12,7 +12,8 @@ use crate::history::commits::units_from;
 use crate::history::squash::{Selection, message, select};
 
 use super::guard::{
-    LockArgs, git_err, guard, list_paths, lost_race, on_branch, refuse_open_session, short_branch,
+    LockArgs, git_err, guard, lost_race, on_branch, refuse_open_session, refuse_published,
+    short_branch,
 };
 use super::{CliError, Outcome, write_stdout};
 
@@ -106,18 +107,16 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
     }
     let oldest = taken.last().expect("at least two commits");
     let base = oldest.base;
-    if !args.force {
-        let remotes = repo
-            .remote_branches_containing(oldest.oldest())
-            .map_err(git_err)?;
-        if !remotes.is_empty() {
-            return Err(CliError::new(format!(
-                "some of these commits are already on {}: squashing them would rewrite published history; nothing was changed",
-                list_paths(&remotes, 5)
-            ))
-            .hint("squash fewer (--hours, --days, --message-contains), or pass --force if you will force-push"));
-        }
-    }
+    refuse_published(
+        repo,
+        oldest.oldest(),
+        args.force,
+        (
+            "some of these commits are",
+            "squashing them",
+            "squash fewer (--hours, --days, --message-contains), or pass --force if you will force-push",
+        ),
+    )?;
     let text = match &args.message {
         Some(m) if m.ends_with('\n') => m.clone(),
         Some(m) => format!("{m}\n"),

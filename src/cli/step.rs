@@ -187,36 +187,18 @@ pub fn run_step_back(args: StepBackArgs) -> Result<Outcome, CliError> {
             if line.len() <= n {
                 return Err(too_far(line.len() - 1, "below HEAD"));
             }
-            let target = line[n];
-            let target_tree = repo.tree_of(Some(target)).map_err(git_err)?;
-            let Some(report) = travel(
+            step_detached(
                 &g,
-                &Head::Detached(at),
-                &Head::Detached(target),
-                (tree, target_tree),
-                (tree, target_tree),
-                "step-back",
-                &format!("clada: step-back to {}", short(target)),
-            )?
-            else {
-                return Ok(Outcome::BranchMoved);
-            };
-            let subject = subject(repo, target)?;
-            write_stdout(|w| {
-                writeln!(
-                    w,
-                    "clada: stepped back {n}: HEAD is at {} \"{subject}\", {} commit(s) below the tip of {} (detached)",
-                    short(target),
-                    pos + n,
-                    short_branch(&s.branch)
-                )?;
-                print_kept(w, &report)?;
-                writeln!(
-                    w,
-                    "hint: `git clada step-forward [N]` moves toward the tip; `git clada step-forward --all` returns to it and restores your work"
-                )
-            })?;
-            Ok(Outcome::Success)
+                &s,
+                (at, tree),
+                line[n],
+                Step {
+                    command: "step-back",
+                    done: format!("stepped back {n}"),
+                    below_tip: pos + n,
+                    hint: "`git clada step-forward [N]` moves toward the tip; `git clada step-forward --all` returns to it and restores your work",
+                },
+            )
         }
         (Some(s), Head::Branch { .. }) => Err(CliError::new(format!(
             "a step-back session on {} is still open (your saved work is at {}), but HEAD is on a branch",
@@ -225,6 +207,57 @@ pub fn run_step_back(args: StepBackArgs) -> Result<Outcome, CliError> {
         ))
         .hint("finish it with `git clada step-forward --all` (it restores your saved work), then step back again")),
     }
+}
+
+/// One move of a detached HEAD along the session's line, and what it says.
+struct Step {
+    /// The command, for the reflog and refusals.
+    command: &'static str,
+    /// What was done ("stepped back 2").
+    done: String,
+    /// How many commits below the branch's tip the target is.
+    below_tip: usize,
+    /// Where to go from there.
+    hint: &'static str,
+}
+
+/// Moves the detached HEAD from `at` (with clean tree `tree`) to `target`
+/// within session `s`, and reports where HEAD is.
+fn step_detached(
+    g: &Guarded,
+    s: &Session,
+    (at, tree): (ObjectId, ObjectId),
+    target: ObjectId,
+    step: Step,
+) -> Result<Outcome, CliError> {
+    let repo = &g.repo;
+    let target_tree = repo.tree_of(Some(target)).map_err(git_err)?;
+    let Some(report) = travel(
+        g,
+        &Head::Detached(at),
+        &Head::Detached(target),
+        (tree, target_tree),
+        (tree, target_tree),
+        step.command,
+        &format!("clada: {} to {}", step.command, short(target)),
+    )?
+    else {
+        return Ok(Outcome::BranchMoved);
+    };
+    let subject = subject(repo, target)?;
+    write_stdout(|w| {
+        writeln!(
+            w,
+            "clada: {}: HEAD is at {} \"{subject}\", {} commit(s) below the tip of {} (detached)",
+            step.done,
+            short(target),
+            step.below_tip,
+            short_branch(&s.branch)
+        )?;
+        print_kept(w, &report)?;
+        writeln!(w, "hint: {}", step.hint)
+    })?;
+    Ok(Outcome::Success)
 }
 
 fn too_far(available: usize, from: &str) -> CliError {
@@ -370,35 +403,18 @@ pub fn run_step_forward(args: StepForwardArgs) -> Result<Outcome, CliError> {
                 return finish(&g, &s, &head, tree);
             }
             let target = session::commit_at(repo, &s, pos - steps).map_err(git_err)?;
-            let target_tree = repo.tree_of(Some(target)).map_err(git_err)?;
-            let Some(report) = travel(
+            step_detached(
                 &g,
-                &head,
-                &Head::Detached(target),
-                (tree, target_tree),
-                (tree, target_tree),
-                "step-forward",
-                &format!("clada: step-forward to {}", short(target)),
-            )?
-            else {
-                return Ok(Outcome::BranchMoved);
-            };
-            let subject = subject(repo, target)?;
-            write_stdout(|w| {
-                writeln!(
-                    w,
-                    "clada: stepped forward {steps}: HEAD is at {} \"{subject}\", {} commit(s) below the tip of {} (detached)",
-                    short(target),
-                    pos - steps,
-                    short_branch(&s.branch)
-                )?;
-                print_kept(w, &report)?;
-                writeln!(
-                    w,
-                    "hint: `git clada step-forward --all` returns to the tip and restores your work"
-                )
-            })?;
-            Ok(Outcome::Success)
+                &s,
+                (at, tree),
+                target,
+                Step {
+                    command: "step-forward",
+                    done: format!("stepped forward {steps}"),
+                    below_tip: pos - steps,
+                    hint: "`git clada step-forward --all` returns to the tip and restores your work",
+                },
+            )
         }
         Head::Branch { name, commit } => {
             let Some(commit) = *commit else {

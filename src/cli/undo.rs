@@ -16,7 +16,7 @@ use crate::history::undo_stack::{self, PREFIX};
 
 use super::guard::{
     LockArgs, git_err, guard, list_paths, lost_race, on_branch, refuse_conflicts,
-    refuse_open_session, short_branch,
+    refuse_open_session, refuse_published, short_branch,
 };
 use super::{CliError, Outcome, write_stdout};
 use crate::git::Head;
@@ -159,18 +159,16 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
         ))
         .hint("commit them (then the tip is your commit and there is no apply to undo), or put them aside with `git stash -u`, run `git clada undo`, then `git stash pop`"));
     }
-    if !args.force {
-        let remotes = repo
-            .remote_branches_containing(oldest.oldest())
-            .map_err(git_err)?;
-        if !remotes.is_empty() {
-            return Err(CliError::new(format!(
-                "the apply is already on {}: undoing it would rewrite published history; nothing was changed",
-                list_paths(&remotes, 5)
-            ))
-            .hint("use git revert to undo it with a new commit, or pass --force if you will force-push"));
-        }
-    }
+    refuse_published(
+        repo,
+        oldest.oldest(),
+        args.force,
+        (
+            "the apply is",
+            "undoing it",
+            "use git revert to undo it with a new commit, or pass --force if you will force-push",
+        ),
+    )?;
 
     let target = oldest.base;
     let disk_to = oldest.before_tree(repo).map_err(git_err)?;

@@ -506,14 +506,46 @@ fn step_back_and_forward_restore_every_kind_of_uncommitted_work() {
     assert_eq!(r.read("build.log").as_deref(), Some("ignored\n"));
     assert_eq!(r.refs("refs/clada/steps/"), ["refs/clada/steps/saved"]);
 
-    r.run(&["step-back", "2"]).success();
+    let back = stdout(&r.run(&["step-back", "2"]).success());
     assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~3")));
     assert_eq!(r.read("b.txt"), None);
+    let short = |rev: &str| r.git(&["rev-parse", "--short=7", rev]);
+    let subject = |rev: &str| r.git(&["log", "-1", "--format=%s", rev]);
+    let at = format!("{tip}~3");
+    assert!(
+        back.starts_with(&format!(
+            "clada: stepped back 2: HEAD is at {} \"{}\", 3 commit(s) below the tip of main (detached)\n",
+            short(&at),
+            subject(&at)
+        )),
+        "{back}"
+    );
+    assert!(
+        back.contains("hint: `git clada step-forward [N]`"),
+        "{back}"
+    );
     let st = stdout(&r.run(&["status"]).success());
     assert!(st.contains("stepped back 3 commit(s) from main"), "{st}");
 
-    r.run(&["step-forward"]).success();
+    let forward = stdout(&r.run(&["step-forward"]).success());
     assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~2")));
+    let at = format!("{tip}~2");
+    assert!(
+        forward.starts_with(&format!(
+            "clada: stepped forward 1: HEAD is at {} \"{}\", 2 commit(s) below the tip of main (detached)\n",
+            short(&at),
+            subject(&at)
+        )),
+        "{forward}"
+    );
+    assert!(
+        forward.contains("hint: `git clada step-forward --all` returns to the tip"),
+        "{forward}"
+    );
+    assert!(
+        r.git(&["reflog", "-1", "HEAD"])
+            .contains("clada: step-forward to")
+    );
     r.run(&["step-forward", "--all"]).success();
     assert!(!r.detached());
     assert_eq!(r.rev("HEAD"), tip);
