@@ -597,10 +597,10 @@ pub(crate) fn apply_to(
     let changed = repo
         .tree_changes(snapshot.tree, post_tree)
         .map_err(git_err)?;
-    // Verification is of a change: with nothing changed there is nothing
-    // to accept or reject.
-    // Verification is the user's own command: never on a server that
-    // refuses commands (the team file there comes from whoever pushed).
+    // Verification runs the user's own command on a change: never on a
+    // server that refuses commands (the team file there comes from
+    // whoever pushed), and not when nothing changed (there is nothing to
+    // accept or reject).
     let verify = settings
         .run
         .verify
