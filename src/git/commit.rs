@@ -55,6 +55,11 @@ fn time_from_env(var: &str) -> Result<String, GitError> {
     }
 }
 
+// POSIX's, in every C library; the `libc` crate does not declare it.
+unsafe extern "C" {
+    fn tzset();
+}
+
 /// Now, with the local offset from UTC as the C library works it out
 /// (`TZ`, else `/etc/localtime`), as git does; UTC if it cannot.
 ///
@@ -70,9 +75,12 @@ fn now_local() -> gix::date::Time {
         return gix::date::Time::new(seconds, 0);
     };
     let mut tm = std::mem::MaybeUninit::<libc::tm>::uninit();
-    // SAFETY: `t` and `tm` are valid for the call; `localtime_r` is the
-    // reentrant form, and fills `tm` when it returns non-null.
+    // SAFETY: `tzset` reads `TZ`, which nothing in clada sets (POSIX only
+    // promises that `localtime_r` sees it after a `tzset`). `t` and `tm`
+    // are valid for the call; `localtime_r` is the reentrant form, and
+    // fills `tm` when it returns non-null.
     let offset = unsafe {
+        tzset();
         if libc::localtime_r(&t, tm.as_mut_ptr()).is_null() {
             0
         } else {
@@ -82,7 +90,7 @@ fn now_local() -> gix::date::Time {
     // Real offsets are within a day; anything else is taken as UTC.
     let offset = i32::try_from(offset)
         .ok()
-        .filter(|o| o.abs() < 86_400)
+        .filter(|o| o.unsigned_abs() < 86_400)
         .unwrap_or(0);
     gix::date::Time::new(seconds, offset)
 }

@@ -340,7 +340,11 @@ fn git_author_sets_the_identity_of_both_commits() {
 /// git dates its own.
 #[test]
 fn commits_are_dated_now_at_the_local_offset() {
-    for (tz, offset) in [("XYZ-5:30", "+0530"), ("XYZ+3", "-0300"), ("UTC0", "+0000")] {
+    for (tz, offset) in [
+        ("XYZ-5:30", "+0530"),
+        ("XYZ+3", "-0300"),
+        ("XYZ-14", "+1400"),
+    ] {
         let dir = repo(&[("a.txt", "old\n")]);
         let before = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -352,8 +356,19 @@ fn commits_are_dated_now_at_the_local_offset() {
             .write_stdin(EDIT)
             .assert()
             .success();
+        // The post commit's dates and the notes commit's.
         let dates = out(dir.path(), &["log", "-1", "--format=%ad|%cd", "--date=raw"]);
-        for date in dates.split('|') {
+        let notes = out(
+            dir.path(),
+            &[
+                "log",
+                "-1",
+                "--format=%ad|%cd",
+                "--date=raw",
+                "refs/notes/clada",
+            ],
+        );
+        for date in dates.split('|').chain(notes.split('|')) {
             let (secs, zone) = date.split_once(' ').expect("seconds and offset");
             let secs: u64 = secs.parse().unwrap();
             assert!(secs >= before && secs <= before + 60, "{tz}: {date}");

@@ -156,6 +156,9 @@ fn changes(
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     };
+    // The tests' repositories are small: they ask for threads here.
+    #[cfg(test)]
+    let threads = tests::THREADS.with(|t| t.get()).unwrap_or(threads);
     // One pass over entries and directories, shared by the threads.
     let done = pass::run(
         threads,

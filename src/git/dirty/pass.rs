@@ -7,8 +7,8 @@
 //! calling thread does that while the other threads already check
 //! entries, and joins them when it is done.
 //!
-//! Work is handed out in small chunks from a shared counter rather than
-//! split up front, so that the threads finish together however the
+//! Work is handed out in small chunks from shared counters (one for
+//! entries, one for directories) rather than split up front, so that the threads finish together however the
 //! costs fall (the calling thread starts later, some directories are
 //! read rather than cached) and a thread that cannot be started only
 //! means fewer hands.
@@ -21,9 +21,17 @@ use crate::git::GitError;
 
 /// Entries per chunk: about 0.3 ms of `lstat`s, small enough that the
 /// threads finish within that of each other.
+#[cfg(not(test))]
 const ENTRY_CHUNK: usize = 256;
 /// Directories per chunk.
+#[cfg(not(test))]
 const DIR_CHUNK: usize = 32;
+// The tests' repositories are small: chunks of a few, so that their
+// results are put back together from several threads.
+#[cfg(test)]
+const ENTRY_CHUNK: usize = 3;
+#[cfg(test)]
+const DIR_CHUNK: usize = 2;
 
 /// The pass's results, each part in order.
 pub(super) struct Done<D, A, B> {
@@ -147,6 +155,9 @@ fn take_chunks<D, A, B>(
     list: &impl Fn(&D, Range<usize>) -> Result<B, GitError>,
     dir_count: &impl Fn(&D) -> usize,
 ) -> Result<Share<A, B>, GitError> {
+    // A panic here stops the others too (it is passed on when the thread
+    // is joined).
+    let _stop = StopOnPanic(&shared.failed);
     let mut checked = Vec::new();
     while let Some((chunk, range)) = next_chunk(shared, &shared.next_entries, ENTRY_CHUNK, entries)
     {
@@ -188,6 +199,17 @@ fn failing<D, T>(shared: &Shared<D>, result: Result<T, GitError>) -> Result<T, G
     result
 }
 
+/// Tells the other threads to stop taking chunks when this one panics.
+struct StopOnPanic<'s>(&'s AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Marks the directory list as never coming if it was not made (`prepare`
 /// panicked), so that the threads waiting for it go on.
 struct Unblock<'s, D>(&'s OnceLock<Option<D>>);
@@ -207,7 +229,13 @@ mod tests {
     #[test]
     fn every_chunk_is_done_once_in_order() {
         for threads in [1, 2, 4] {
-            for (entries, dirs) in [(0, 0), (1, 1), (255, 31), (256, 32), (10_000, 1_001)] {
+            for (entries, dirs) in [
+                (0, 0),
+                (1, 1),
+                (ENTRY_CHUNK - 1, DIR_CHUNK - 1),
+                (ENTRY_CHUNK, DIR_CHUNK),
+                (10_000, 1_001),
+            ] {
                 let work = Work {
                     entries,
                     prepare: || (0..dirs).map(|d| d * 10).collect::<Vec<usize>>(),
@@ -239,7 +267,7 @@ mod tests {
             prepare: Vec::<usize>::new,
             check: |range: Range<usize>| {
                 taken.fetch_add(1, Ordering::Relaxed);
-                if range.contains(&5_000) {
+                if range.contains(&(10 * ENTRY_CHUNK)) {
                     Err(GitError::op("check", "it failed"))
                 } else {
                     // Slow enough that the other thread cannot run
@@ -268,7 +296,39 @@ mod tests {
             list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
             dir_count: |dirs: &Vec<usize>| dirs.len(),
         };
+        // On a thread of its own, so that a hang fails the test.
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(2, w)));
+            let _ = send.send(outcome.is_err());
+        });
+        let panicked = receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the pass ended");
+        assert!(panicked);
+    }
+
+    /// A panic in a chunk stops the other threads, as an error does.
+    #[test]
+    fn a_panic_in_a_chunk_stops_the_others() {
+        let taken = AtomicUsize::new(0);
+        let w = Work {
+            entries: 1_000_000,
+            prepare: Vec::<usize>::new,
+            check: |range: Range<usize>| -> Result<usize, GitError> {
+                taken.fetch_add(1, Ordering::Relaxed);
+                if range.contains(&(10 * ENTRY_CHUNK)) {
+                    panic!("a chunk failed");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                Ok(range.len())
+            },
+            list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
+            dir_count: |dirs: &Vec<usize>| dirs.len(),
+        };
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(2, w)));
         assert!(outcome.is_err());
+        let chunks = 1_000_000 / ENTRY_CHUNK;
+        assert!(taken.into_inner() < chunks / 2, "the pass went on");
     }
 }

@@ -51,7 +51,23 @@ fn git_worktree_paths(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+thread_local! {
+    /// How many threads the pass uses, when a test says (`None`: as in a
+    /// real run, one for a repository this small).
+    pub(super) static THREADS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// The check's paths, on one thread and then on three (which take the
+/// entries and directories in chunks): both must give the same answer.
 fn ours(dir: &Path) -> BTreeSet<String> {
+    let one = ours_on(dir, None);
+    let three = ours_on(dir, Some(3));
+    assert_eq!(one, three, "one thread against three");
+    one
+}
+
+fn ours_on(dir: &Path, threads: Option<usize>) -> BTreeSet<String> {
+    THREADS.with(|t| t.set(threads));
     // Directories are made old by their mtime alone (see `backdate_dirs`):
     // the cache trusts their listings whatever the ctime says.
     super::cache::TEST_MARGIN.with(|m| m.set(-3_600));
