@@ -15,6 +15,10 @@
 //! ignored or not is decided afresh each time from the index and the
 //! ignore files, so nothing here goes stale when those change.
 //!
+//! The file is replaced through a temporary file and a rename; a
+//! temporary file that a killed run left behind is removed by a later run
+//! once it is an hour old.
+//!
 //! Like git's untracked cache this relies on the filesystem updating
 //! directory mtimes; `core.untrackedCache=false` or
 //! `clada.untrackedCache=false` turns it off.
@@ -224,6 +228,40 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// How old a temporary cache file of another run must be to be taken as
+/// left behind (its run killed before it could remove it): far longer
+/// than any run writes one.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the temporary cache files in `git_dir` that runs killed midway
+/// left behind, but `ours`. A few dozen names to read; errors are ignored
+/// (another run may remove the same file).
+fn remove_stale(git_dir: &Path, ours: &Path) {
+    let Ok(entries) = std::fs::read_dir(git_dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_temp = name
+            .as_encoded_bytes()
+            .strip_prefix(FILE_NAME.as_bytes())
+            .is_some_and(|rest| rest.starts_with(b"."));
+        if !is_temp || entry.path() == ours {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Seconds to spare for a worktree whose filesystem clock runs behind the
 /// git dir's.
 #[cfg(not(test))]
@@ -262,6 +300,7 @@ impl Next {
             .tempfile_in(git_dir)
             .ok()?;
         let meta = file.as_file().metadata().ok()?;
+        remove_stale(git_dir, file.path());
         Some(Next {
             file,
             target: git_dir.join(FILE_NAME),
@@ -410,6 +449,35 @@ mod tests {
         bad_kind[last_name] = 9;
         std::fs::write(&path, &bad_kind).unwrap();
         assert_eq!(Cache::load(dir.path()).len(), 0);
+    }
+
+    /// A temporary cache file that a killed run left behind is removed by
+    /// a later run once it is old; a recent one (another run's, being
+    /// written) and other files are left alone.
+    #[test]
+    fn old_temporary_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, age_secs: u64| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, b"x").unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+            path
+        };
+        let stale = write("clada-untracked.abc123", 2 * 3600);
+        let recent = write("clada-untracked.def456", 60);
+        let cache = write(FILE_NAME, 2 * 3600);
+        let other = write("clada-untracked-notes.old", 2 * 3600);
+        let next = Next::start(dir.path()).unwrap();
+        assert!(!stale.exists(), "left behind by a killed run");
+        assert!(recent.exists(), "maybe another run's");
+        assert!(cache.exists() && other.exists());
+        assert!(next.file.path().exists(), "this run's own");
     }
 
     /// Names out of order (as a cache of format 1 kept them) would make
