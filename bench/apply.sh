@@ -24,53 +24,24 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."   # repo root
 root=$PWD
+source bench/common.sh
 
 report_only=${BENCH_REPORT_ONLY:-0}
 runs=21       # measured rounds (each runs every scenario once)
 warmup=3
 sizes="1000 50000"
 seed=20240601
+bench_options bench/apply.sh 2,22p runs warmup sizes seed -- "$@"
+bench_min_runs bench/apply.sh
 
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --report-only) report_only=1 ;;
-        --runs) runs=$2; shift ;;
-        --warmup) warmup=$2; shift ;;
-        --sizes) sizes=$2; shift ;;
-        --seed) seed=$2; shift ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/apply.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-    shift
-done
-if (( runs < 15 )); then
-    echo "bench/apply.sh: use at least 15 measured runs for a meaningful median" >&2
-    exit 2
-fi
-
-# 1. Build the release binary (--locked: the committed dependency versions).
-cargo build --release --locked --quiet
-bin=$root/target/release/git-clada
-
-# A hermetic git for everything below: no system or user configuration, no
-# variables from a calling git (hooks), an empty HOME for gix's lookups too.
-# Name and e-mail are in each benchmark repository's own config.
-unset $(git rev-parse --local-env-vars) GIT_CEILING_DIRECTORIES
-out=$root/bench/out
-mkdir -p "$out/home"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export HOME=$out/home XDG_CONFIG_HOME=$out/home/.config
-export LC_ALL=C TZ=UTC
+# 1. The release binary and a hermetic git (bench/common.sh).
+bench_build
+bench_hermetic
 
 # 2. The repositories, generated once and reused.
 results=()
 for n in $sizes; do
-    dir=$out/apply-$n-seed$seed
-    if [[ ! -s $dir/state.json || $root/bench/gen_repo.py -nt $dir/state.json ]]; then
-        rm -rf "$dir"
-        echo "generating $dir (takes a while for large sizes) ..."
-        python3 "$root/bench/gen_repo.py" "$dir" --files "$n" --seed "$seed"
-    fi
+    bench_repo "$n" "$seed"
     # 3. Time the scenarios.
     echo "timing $n files: $warmup warm-up + $runs measured rounds of clada / git apply+commit / git status"
     results+=("$n" "$(python3 "$root/bench/apply_runs.py" "$dir" "$bin" "$warmup" "$runs")")

@@ -16,38 +16,18 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."   # repo root: cargo, and git config lookup as in real use
 root=$PWD
+source bench/common.sh
 
 report_only=${BENCH_REPORT_ONLY:-0}
 runs=20        # measured runs; the median of 20 is stable to about 1 ms here
 warmup=3
 size=20000000  # 20 MB: a large reply, well under the 50 MiB input limit
 seed=20240601
+bench_options bench/parse.sh 2,14p runs warmup size seed -- "$@"
+bench_min_runs bench/parse.sh
 
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --report-only) report_only=1 ;;
-        --runs) runs=$2; shift ;;
-        --warmup) warmup=$2; shift ;;
-        --size) size=$2; shift ;;
-        --seed) seed=$2; shift ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/parse.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-    shift
-done
-if (( runs < 15 )); then
-    echo "bench/parse.sh: use at least 15 measured runs for a meaningful median" >&2
-    exit 2
-fi
-
-# 1. Build the release binary. --locked keeps the measured dependency versions
-#    the committed ones; without a committed Cargo.lock it cannot be used.
-if git ls-files --error-unmatch Cargo.lock >/dev/null 2>&1; then
-    cargo build --release --locked --quiet
-else
-    cargo build --release --quiet
-fi
-bin=$root/target/release/git-clada
+# 1. The release binary (bench/common.sh).
+bench_build
 
 # 2. Generate the reply (deterministic for a seed and size). It is reused
 #    while it is newer than the generator, because generating takes seconds.

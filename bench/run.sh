@@ -13,38 +13,18 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$PWD
+source bench/common.sh
+
 report_only=${BENCH_REPORT_ONLY:-0}
 runs=15
 warmup=2
 files=50000
 seed=20240601
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --report-only) report_only=1 ;;
-        --runs) runs=$2; shift ;;
-        --warmup) warmup=$2; shift ;;
-        --files) files=$2; shift ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-    shift
-done
+bench_options bench/run.sh 2,12p runs warmup files -- "$@"
 
-cargo build --release --locked --quiet
-bin=$root/target/release/git-clada
-unset $(git rev-parse --local-env-vars) GIT_CEILING_DIRECTORIES
-out=$root/bench/out
-mkdir -p "$out/home"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export HOME=$out/home XDG_CONFIG_HOME=$out/home/.config
-export LC_ALL=C TZ=UTC
-
-dir=$out/apply-$files-seed$seed
-if [[ ! -s $dir/state.json || $root/bench/gen_repo.py -nt $dir/state.json ]]; then
-    rm -rf "$dir"
-    echo "generating $dir ..."
-    python3 "$root/bench/gen_repo.py" "$dir" --files "$files" --seed "$seed"
-fi
+bench_build
+bench_hermetic
+bench_repo "$files" "$seed"
 echo "timing $files files: first use, then $warmup warm-up + $runs measured rounds of edit / edit+run"
 result=$(python3 "$root/bench/run_runs.py" "$dir" "$bin" "$warmup" "$runs")
 

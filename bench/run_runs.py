@@ -31,48 +31,29 @@ Prints one JSON object {"first_use": ms, "edit": [ms, ...],
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apply_runs import PAST, git  # noqa: E402
+from bench_repo import BenchRepo  # noqa: E402
 from measure import run_once  # noqa: E402
 
 
 def main():
     d, clada, warmup, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    d = os.path.abspath(d)
-    with open(os.path.join(d, "state.json")) as f:
-        state = json.load(f)
-    base, tree, edited = state["base"], state["tree"], state["edited"]
-    reply = os.path.join(d, "reply.md")
-    reply_run = os.path.join(d, "reply-run.md")
+    repo = BenchRepo(d, "run_runs.py")
+    reply = repo.path("reply.md")
+    reply_run = repo.path("reply-run.md")
     with open(reply) as f, open(reply_run, "w") as g:
         g.write(f.read() + "\n<---RUN--->\nls\n<---END--->\n")
-    os.chdir(os.path.join(d, "repo"))
-    logs = {p: open(p, "rb").read() for p in (".git/logs/HEAD", ".git/logs/refs/heads/main")
-            if os.path.exists(p)}
 
     def reset():
-        git("reset", "-q", "--hard", base)
-        subprocess.run(["git", "update-ref", "-d", "refs/notes/clada"], check=False)
-        for p, data in logs.items():
-            with open(p, "wb") as f:
-                f.write(data)
-        for p in edited:
-            os.utime(p, (PAST, PAST))
-        git("update-index", "-q", "--refresh")
-
-    def check(name):
-        got = git("rev-parse", "HEAD^{tree}", capture=True).decode().strip()
-        if got != tree:
-            sys.exit(f"run_runs.py: after {name}, HEAD's tree is {got}, expected {tree}")
-        if git("status", "--porcelain", capture=True):
-            sys.exit(f"run_runs.py: the working tree is not clean after {name}")
+        # Loose objects are kept: the scratch tree's record names a tree
+        # written by an earlier run, as in real use.
+        repo.reset(drop_loose_objects=False)
 
     def run(name, path):
         t, _ = run_once([clada, "apply", path])
-        check(name)
+        repo.check(name)
         return t
 
     shutil.rmtree(".git/clada", ignore_errors=True)
