@@ -102,6 +102,9 @@ const TRACKED: &[&str] = &[
     "d2/w",
     "d2/sub/q",
     "build/kept",
+    // Around `d1/` in byte order: '-' sorts before '/', '0' after it.
+    "d1-x",
+    "d10/k",
 ];
 /// Names untracked files may get.
 const NEW: &[&str] = &[
@@ -115,6 +118,10 @@ const NEW: &[&str] = &[
     "d2/build/x",
     "x.o",
     "d1/e/f/new",
+    "d1-y",
+    "d1/été",
+    "d1/A",
+    "d10/m",
 ];
 const DIRS: &[&str] = &["d1", "d1/e", "d2", "d2/sub", "d1/e/f"];
 
