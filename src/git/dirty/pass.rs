@@ -8,10 +8,10 @@
 //! entries, and joins them when it is done.
 //!
 //! Work is handed out in small chunks from shared counters (one for
-//! entries, one for directories) rather than split up front, so that the threads finish together however the
-//! costs fall (the calling thread starts later, some directories are
-//! read rather than cached) and a thread that cannot be started only
-//! means fewer hands.
+//! entries, one for directories) rather than split up front, so that the
+//! threads finish together however the costs fall (the calling thread
+//! starts later, some directories are read rather than cached) and a
+//! thread that cannot be started only means fewer hands.
 
 use std::ops::Range;
 use std::sync::OnceLock;
