@@ -135,6 +135,9 @@ enum Change {
     Untracked(usize),
     /// A repository (`git init`), or only something like one.
     NestedRepo(usize, bool),
+    /// A `.git` file naming a git dir (as a submodule's does), or naming
+    /// nothing that is one.
+    GitFile(usize, bool),
     RemoveDir(usize),
     DirToFile(usize),
     DirToSymlink(usize),
@@ -155,6 +158,7 @@ fn change() -> impl Strategy<Value = Change> {
         n.clone().prop_map(Change::Untracked),
         n.clone().prop_map(Change::Untracked),
         (n.clone(), any::<bool>()).prop_map(|(i, real)| Change::NestedRepo(i, real)),
+        (n.clone(), any::<bool>()).prop_map(|(i, real)| Change::GitFile(i, real)),
         d.clone().prop_map(Change::RemoveDir),
         d.clone().prop_map(Change::DirToFile),
         d.prop_map(Change::DirToSymlink),
@@ -226,6 +230,22 @@ fn apply(dir: &Path, change: &Change) {
                 let _ = std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n");
             }
             let _ = std::fs::write(repo.join("file"), "in the nested repository\n");
+        }
+        Change::GitFile(i, real) => {
+            let linked = dir.join(NEW[i]);
+            remove(&linked);
+            let _ = std::fs::create_dir_all(&linked);
+            let depth = NEW[i].split('/').count();
+            let target = if real {
+                // A bare repository in the git dir, as submodules keep.
+                let name = format!("modules/m{i}");
+                git_may_fail(dir, &["init", "-q", "--bare", &format!(".git/{name}")]);
+                format!("{}.git/{name}", "../".repeat(depth))
+            } else {
+                "../no-such-git-dir".to_string()
+            };
+            let _ = std::fs::write(linked.join(".git"), format!("gitdir: {target}\n"));
+            let _ = std::fs::write(linked.join("file"), "beside a .git file\n");
         }
         Change::RemoveDir(i) => remove(&dir.join(DIRS[i])),
         Change::DirToFile(i) => {

@@ -376,15 +376,19 @@ impl<'a> Sorter<'a> {
     /// Whether the directory `path` with `names` is a repository of its
     /// own, by git's test: a `.git` file naming a git dir (a worktree or
     /// submodule link), or a `.git` directory with `HEAD`, `objects` and
-    /// `refs`.
+    /// `refs`. A `.git` file naming something else is not one: git then
+    /// lists the directory's files as untracked.
     fn is_repository(&self, path: &[u8], names: &Names<'_>) -> bool {
         let dot_git = join(path, b".git");
         names.iter().any(|(name, kind)| {
             name == b".git"
                 && match kind {
                     Kind::File => {
-                        let full = self.lister.workdir.join(bytes_path(&dot_git));
-                        std::fs::read(full).is_ok_and(|c| c.starts_with(b"gitdir: "))
+                        let dir = self.lister.workdir.join(bytes_path(path));
+                        std::fs::read(dir.join(".git"))
+                            .ok()
+                            .and_then(|c| gitfile_target(&dir, &c))
+                            .is_some_and(|target| is_git_dir(&target))
                     }
                     Kind::Dir => [&b"HEAD"[..], b"objects", b"refs"].iter().all(|part| {
                         let mut buf = Vec::new();
@@ -395,6 +399,28 @@ impl<'a> Sorter<'a> {
                 }
         })
     }
+}
+
+/// The git dir a `.git` file in `dir` names (`gitdir: PATH`, trailing
+/// white space dropped, relative to `dir`), as git's
+/// `read_gitfile_gently` reads it.
+fn gitfile_target(dir: &std::path::Path, content: &[u8]) -> Option<std::path::PathBuf> {
+    let target = content.strip_prefix(b"gitdir: ")?.trim_ascii_end();
+    (!target.is_empty()).then(|| dir.join(bytes_path(target)))
+}
+
+/// Whether `dir` is a git dir by git's `is_git_directory`: a `HEAD`, and
+/// `objects` and `refs` in it or in the common dir its `commondir` file
+/// names (a linked worktree's git dir).
+fn is_git_dir(dir: &std::path::Path) -> bool {
+    if !dir.join("HEAD").is_file() {
+        return false;
+    }
+    let common = match std::fs::read(dir.join("commondir")) {
+        Ok(c) => dir.join(bytes_path(c.trim_ascii_end())),
+        Err(_) => dir.to_path_buf(),
+    };
+    common.join("objects").is_dir() && common.join("refs").is_dir()
 }
 
 #[cfg(test)]
