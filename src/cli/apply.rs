@@ -300,6 +300,8 @@ struct JsonReport<'a> {
 struct JsonWorktree {
     written: Vec<String>,
     kept: Vec<JsonKept>,
+    /// Changed files left out of `pre` (names that are not UTF-8).
+    left_out: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -320,6 +322,9 @@ struct Finished {
     post: Option<ObjectId>,
     rejected_ref: Option<String>,
     worktree: WorktreeUpdate,
+    /// Changed files the snapshot left out (names that are not UTF-8,
+    /// quoted as git quotes them).
+    left_out: Vec<String>,
     diff: Option<String>,
     verify: Option<Verified>,
 }
@@ -346,6 +351,7 @@ impl Finished {
             post: None,
             rejected_ref: None,
             worktree: WorktreeUpdate::default(),
+            left_out: Vec::new(),
             diff: None,
             verify: None,
         }
@@ -524,6 +530,7 @@ pub(crate) fn apply_to(
             tree: base_tree,
             paths: Vec::new(),
             index: None,
+            left_out: Vec::new(),
         }
     };
     timings.mark("snapshot (status)");
@@ -658,6 +665,7 @@ pub(crate) fn apply_to(
         )?
     };
     out.verify = verified;
+    out.left_out = snapshot.left_out.clone();
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")
@@ -1144,6 +1152,7 @@ fn render(
                 reason: reason.clone(),
             })
             .collect(),
+        left_out: out.left_out.clone(),
     };
     if settings.format == Format::Json {
         let report = JsonReport {
@@ -1185,14 +1194,23 @@ fn render(
     for kept in &worktree.kept {
         writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
     }
+    for path in &worktree.left_out {
+        writeln!(
+            w,
+            "left out {path}: not in pre (its name is not UTF-8); left as it is on disk"
+        )?;
+    }
     if let Some(diff) = &out.diff {
         w.write_all(diff.as_bytes())?;
     }
     let ids = match (out.pre, out.post) {
         (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
-            let pre = out
-                .pre
-                .map_or_else(|| "none (clean tree)".to_string(), short);
+            let none = if out.left_out.is_empty() {
+                "none (clean tree)"
+            } else {
+                "none (only files left out changed)"
+            };
+            let pre = out.pre.map_or_else(|| none.to_string(), short);
             format!(
                 " on {}: pre {pre}, post {}",
                 out.branch.as_deref().unwrap_or("?"),

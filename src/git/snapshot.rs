@@ -43,6 +43,9 @@ pub struct Snapshot {
     /// HEAD's tree nor on disk (and would be lost when the index is brought
     /// to the applied commit).
     pub index: Option<ObjectId>,
+    /// Paths that differ but are not in the snapshot, because their names
+    /// are not UTF-8 (as git quotes them); they are left as they are.
+    pub left_out: Vec<String>,
 }
 
 /// An index entry as the tree would hold it; `None` for a path the index
@@ -54,6 +57,8 @@ pub(super) type Staged = Option<(ObjectId, EntryKind)>;
 pub(super) struct Dirty {
     /// Paths where the working tree or the index differ.
     pub paths: BTreeSet<String>,
+    /// Paths that differ but whose names are not UTF-8: left out.
+    pub not_utf8: BTreeSet<Vec<u8>>,
     /// The index's entries (stage 0) where the index differs.
     pub staged: BTreeMap<String, Staged>,
 }
@@ -87,7 +92,8 @@ impl Repository {
                 self.in_background(move || cache.write());
             }
             let mut dirty = Dirty {
-                paths: changes.paths,
+                paths: changes.paths.utf8,
+                not_utf8: changes.paths.not_utf8,
                 staged: BTreeMap::new(),
             };
             if !staged_nothing {
@@ -128,7 +134,7 @@ impl Repository {
         if staged_nothing {
             let mut items = platform.into_index_worktree_iter(None).map_err(fail)?;
             for item in &mut items {
-                note_worktree_item(&mut dirty.paths, &item.map_err(fail)?);
+                note_worktree_item(&mut dirty, &item.map_err(fail)?);
             }
             keep(items.into_outcome());
             return Ok(dirty);
@@ -137,7 +143,7 @@ impl Repository {
         for item in &mut items {
             match item.map_err(fail)? {
                 Item::TreeIndex(change) => note_staged(&mut dirty, &change),
-                Item::IndexWorktree(w) => note_worktree_item(&mut dirty.paths, &w),
+                Item::IndexWorktree(w) => note_worktree_item(&mut dirty, &w),
             }
         }
         keep(items.into_outcome());
@@ -288,15 +294,18 @@ impl Repository {
             .to_path_buf();
         let Dirty {
             paths: mut dirty,
+            not_utf8,
             mut staged,
         } = self.dirty_paths(head_tree, index_is_head)?;
         dirty.retain(|p| !exclude(p));
         staged.retain(|p, _| !exclude(p));
+        let left_out: Vec<String> = not_utf8.iter().map(|p| quoted(p)).collect();
         if dirty.is_empty() {
             let clean = Snapshot {
                 tree: head_tree,
                 paths: Vec::new(),
                 index: None,
+                left_out,
             };
             return Ok((clean, staged));
         }
@@ -327,14 +336,51 @@ impl Repository {
             .map_err(|e| GitError::op("write the snapshot tree", e))?
             .detach();
         let index = self.index_only_tree(head_tree, &staged, &paths)?;
-        Ok((Snapshot { tree, paths, index }, staged))
+        Ok((
+            Snapshot {
+                tree,
+                paths,
+                index,
+                left_out,
+            },
+            staged,
+        ))
     }
+}
+
+/// `path` as git quotes a name that is not plain (`core.quotePath`): in
+/// double quotes, with `"` and `\` escaped, C's letter escapes for the
+/// control characters that have one, and every other byte that is not
+/// printable ASCII as a backslash and three octal digits.
+pub(crate) fn quoted(path: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in path {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Records a staged change (HEAD's tree to the index).
 fn note_staged(dirty: &mut Dirty, change: &gix::diff::index::ChangeRef<'_, '_>) {
     use gix::diff::index::ChangeRef;
-    let path = change.location().to_string();
+    let Ok(path) = std::str::from_utf8(change.location()) else {
+        dirty.not_utf8.insert(change.location().to_vec());
+        return;
+    };
+    let path = path.to_string();
     let entry = match change {
         ChangeRef::Deletion { .. } => None,
         ChangeRef::Addition { entry_mode, id, .. }
@@ -354,7 +400,7 @@ fn note_staged(dirty: &mut Dirty, change: &gix::diff::index::ChangeRef<'_, '_>) 
 /// Adds the path of an index-to-worktree change that makes the working
 /// tree differ: modifications, and untracked files (not directories or
 /// nested repositories). Entries that only need a stat refresh do not.
-fn note_worktree_item(paths: &mut BTreeSet<String>, item: &gix::status::index_worktree::Item) {
+fn note_worktree_item(dirty: &mut Dirty, item: &gix::status::index_worktree::Item) {
     use gix::dir::entry::{Kind, Status};
     use gix::status::index_worktree::Item as W;
     use gix::status::plumbing::index_as_worktree::EntryStatus;
@@ -367,6 +413,29 @@ fn note_worktree_item(paths: &mut BTreeSet<String>, item: &gix::status::index_wo
         W::Rewrite { .. } => true,
     };
     if counts {
-        paths.insert(item.rela_path().to_string());
+        let path = item.rela_path();
+        match std::str::from_utf8(path) {
+            Ok(path) => {
+                dirty.paths.insert(path.to_string());
+            }
+            Err(_) => {
+                dirty.not_utf8.insert(path.to_vec());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Names are quoted as git quotes them in `git status` (with
+    /// `core.quotePath`).
+    #[test]
+    fn quoted_names_read_as_git_prints_them() {
+        assert_eq!(super::quoted(b"caf\xe9.txt"), r#""caf\351.txt""#);
+        assert_eq!(super::quoted("é".as_bytes()), r#""\303\251""#);
+        assert_eq!(
+            super::quoted(b"a \"b\"\\c\td\n\x01\x07"),
+            r#""a \"b\"\\c\td\n\001\a""#
+        );
     }
 }

@@ -377,6 +377,69 @@ fn commits_are_dated_now_at_the_local_offset() {
     }
 }
 
+/// A changed or untracked file whose name is not UTF-8 cannot be in the
+/// snapshot (clada names paths as strings): the report names it, and it
+/// stays on disk as it was.
+#[test]
+fn files_whose_names_are_not_utf8_are_left_out_and_named() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = repo(&[("a.txt", "old\n")]);
+    let tracked = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    let untracked = std::ffi::OsStr::from_bytes(b"new\xff.txt");
+    std::fs::write(dir.path().join(tracked), "v1\n").unwrap();
+    git(dir.path(), &["add", "-A"]);
+    crate::common::commit(dir.path(), &["-q", "-m", "non-UTF-8 name"]);
+    let base = out(dir.path(), &["rev-parse", "HEAD"]);
+    std::fs::write(dir.path().join(tracked), "mine\n").unwrap();
+    std::fs::write(dir.path().join(untracked), "mine too\n").unwrap();
+    let text = apply(dir.path(), &["-"], EDIT).success();
+    let report = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    assert!(
+        report.contains(
+            "left out \"caf\\351.txt\": not in pre (its name is not UTF-8); left as it is on disk\n"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("left out \"new\\377.txt\""), "{report}");
+    assert!(
+        report.contains("pre none (only files left out changed)"),
+        "{report}"
+    );
+    assert_eq!(
+        out(dir.path(), &["rev-parse", "HEAD^"]),
+        base,
+        "no pre commit"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join(tracked)).unwrap(),
+        b"mine\n",
+        "left as it was"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join(untracked)).unwrap(),
+        b"mine too\n"
+    );
+    assert_eq!(
+        out(dir.path(), &["status", "--porcelain"]),
+        // (trimmed: " M" loses its space)
+        "M \"caf\\351.txt\"\n?? \"new\\377.txt\""
+    );
+    // With other work, the pre commit holds that, and the JSON report
+    // names what it left out.
+    std::fs::write(dir.path().join("b.txt"), "dirty\n").unwrap();
+    let reply = "<---SEARCH file=\"a.txt\"--->\nnew\n<---REPLACE--->\nnewer\n<---END--->\n";
+    let report = json(&apply(dir.path(), &["--format", "json", "-"], reply).success());
+    assert_eq!(
+        report["worktree"]["left_out"],
+        serde_json::json!(["\"caf\\351.txt\"", "\"new\\377.txt\""])
+    );
+    let pre = report["pre"].as_str().expect("a pre commit");
+    assert_eq!(
+        out(dir.path(), &["show", "--format=", "--name-only", pre]),
+        "b.txt"
+    );
+}
+
 #[test]
 fn a_reply_that_changes_nothing_moves_nothing() {
     let dir = repo(&[("a.txt", "old\n")]);

@@ -51,9 +51,31 @@ const PARALLEL_FROM: usize = 2_000;
 pub(super) struct Changes {
     /// The paths of the working tree that differ from the index or are
     /// untracked and not ignored.
-    pub paths: BTreeSet<String>,
+    pub paths: Paths,
     /// The listing cache to write, when it changed.
     pub cache: Option<cache::Write>,
+}
+
+/// Paths, split by whether their names are UTF-8: clada names paths as
+/// strings, and leaves the others as they are (doc/architecture.md,
+/// known limits).
+#[derive(Debug, Default)]
+pub(in crate::git) struct Paths {
+    pub utf8: BTreeSet<String>,
+    pub not_utf8: BTreeSet<Vec<u8>>,
+}
+
+impl Paths {
+    pub fn add(&mut self, path: &[u8]) {
+        match std::str::from_utf8(path) {
+            Ok(path) => {
+                self.utf8.insert(path.to_string());
+            }
+            Err(_) => {
+                self.not_utf8.insert(path.to_vec());
+            }
+        }
+    }
 }
 
 /// Reads the index with `read_index` and gives it back with the working
@@ -201,15 +223,15 @@ fn changes(
         },
     )?;
 
-    let mut changed = BTreeSet::new();
+    let mut changed = Paths::default();
     let mut compare = Vec::new();
     let verdicts = done.checked.iter().flatten();
     for (i, verdict) in verdicts.enumerate() {
         match verdict {
             Verdict::Clean => {}
-            Verdict::Dirty => {
-                changed.insert(paths[i].to_str_lossy().into_owned());
-            }
+            Verdict::Dirty => changed.add(paths[i]),
+            // A name that is not UTF-8 is only noted (it is not read).
+            Verdict::Compare if paths[i].to_str().is_err() => changed.add(paths[i]),
             Verdict::Compare => compare.push(i),
         }
     }
@@ -225,7 +247,7 @@ fn changes(
         for i in compare {
             let path = paths[i].to_str_lossy();
             if tracked::content_differs(workdir, &mut filters, index, &entries[i], &path)? {
-                changed.insert(path.into_owned());
+                changed.add(paths[i]);
             }
         }
     }
@@ -271,16 +293,13 @@ fn changes(
     if !gone.is_empty() {
         for path in &paths {
             if ancestors(path).any(|dir| gone.contains(dir)) {
-                changed.insert(path.to_str_lossy().into_owned());
+                changed.add(path);
             }
         }
     }
-    changed.extend(
-        sorter
-            .found
-            .iter()
-            .map(|p| String::from_utf8_lossy(p).into_owned()),
-    );
+    for path in &sorter.found {
+        changed.add(path);
+    }
     let mut cache = None;
     if let Some(next) = next {
         let all: Vec<(&[u8], &Listed)> = listed

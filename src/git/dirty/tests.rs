@@ -88,7 +88,17 @@ fn ours_on(dir: &Path, threads: Option<usize>) -> BTreeSet<String> {
     if let Some(cache) = changes.cache {
         cache.write();
     }
-    changes.paths
+    // Compared as `git_worktree_paths` reads git's: names that are not
+    // UTF-8 lossily.
+    let mut paths = changes.paths.utf8;
+    paths.extend(
+        changes
+            .paths
+            .not_utf8
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
+    );
+    paths
 }
 
 /// Tracked files the base commit may have.
