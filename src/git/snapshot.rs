@@ -352,7 +352,7 @@ impl Repository {
 /// double quotes, with `"` and `\` escaped, C's letter escapes for the
 /// control characters that have one, and every other byte that is not
 /// printable ASCII as a backslash and three octal digits.
-pub(crate) fn quoted(path: &[u8]) -> String {
+fn quoted(path: &[u8]) -> String {
     let mut out = String::from("\"");
     for &b in path {
         match b {
