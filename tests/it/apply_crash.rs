@@ -157,6 +157,15 @@ impl Fixture {
         cmd
     }
 
+    /// `apply reply.md` started and held at fault point `point`.
+    fn pause_apply(&self, point: &str) -> Paused {
+        Paused::start(
+            self.apply("reply.md", &[], &[]),
+            point,
+            self.dir.join("pause"),
+        )
+    }
+
     /// Every file of the working tree (outside `.git`) with its content.
     fn worktree(&self) -> BTreeMap<String, String> {
         fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
@@ -537,11 +546,7 @@ fn concurrent_applies_run_one_after_another_and_lose_no_commit() {
 #[test]
 fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
     let f = Fixture::new();
-    let paused = Paused::start(
-        f.apply("reply.md", &[], &[]),
-        "journal-written",
-        f.dir.join("pause"),
-    );
+    let paused = f.pause_apply("journal-written");
     f.write("x.txt", "committed meanwhile\n");
     f.git(&["add", "x.txt"]);
     f.commit("a commit made during the apply");
@@ -573,11 +578,7 @@ fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
 #[test]
 fn a_file_the_user_stages_during_the_apply_stays_staged() {
     let f = Fixture::new();
-    let paused = Paused::start(
-        f.apply("reply.md", &[], &[]),
-        "journal-written",
-        f.dir.join("pause"),
-    );
+    let paused = f.pause_apply("journal-written");
     f.write("staged.txt", "staged during the apply\n");
     f.git(&["add", "staged.txt"]);
     let out = paused.release();
@@ -597,11 +598,7 @@ fn a_file_the_user_stages_during_the_apply_stays_staged() {
 #[test]
 fn a_file_the_user_edits_during_the_apply_is_kept() {
     let f = Fixture::new();
-    let paused = Paused::start(
-        f.apply("reply.md", &[], &[]),
-        "journal-written",
-        f.dir.join("pause"),
-    );
+    let paused = f.pause_apply("journal-written");
     f.write("a.txt", "the user's edit during the apply\n");
     let out = paused.release();
 
@@ -626,7 +623,7 @@ fn a_file_the_user_edits_during_the_apply_is_kept() {
 #[test]
 fn a_held_lock_times_out_with_exit_2() {
     let f = Fixture::new();
-    let paused = Paused::start(f.apply("reply.md", &[], &[]), "locked", f.dir.join("pause"));
+    let paused = f.pause_apply("locked");
     let second = f
         .apply("reply2.md", &["--lock-timeout", "200ms"], &[])
         .output()
