@@ -509,17 +509,16 @@ fn step_back_and_forward_restore_every_kind_of_uncommitted_work() {
     let back = stdout(&r.run(&["step-back", "2"]).success());
     assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~3")));
     assert_eq!(r.read("b.txt"), None);
-    let short = |rev: &str| r.git(&["rev-parse", "--short=7", rev]);
-    let subject = |rev: &str| r.git(&["log", "-1", "--format=%s", rev]);
-    let at = format!("{tip}~3");
-    assert!(
-        back.starts_with(&format!(
-            "clada: stepped back 2: HEAD is at {} \"{}\", 3 commit(s) below the tip of main (detached)\n",
-            short(&at),
-            subject(&at)
-        )),
-        "{back}"
-    );
+    // What a step says first: where HEAD is, `below` commits under the tip.
+    let head_line = |done: &str, below: usize| {
+        let at = format!("{tip}~{below}");
+        format!(
+            "clada: {done}: HEAD is at {} \"{}\", {below} commit(s) below the tip of main (detached)\n",
+            r.git(&["rev-parse", "--short=7", &at]),
+            r.git(&["log", "-1", "--format=%s", &at])
+        )
+    };
+    assert!(back.starts_with(&head_line("stepped back 2", 3)), "{back}");
     assert!(
         back.contains("hint: `git clada step-forward [N]`"),
         "{back}"
@@ -529,13 +528,8 @@ fn step_back_and_forward_restore_every_kind_of_uncommitted_work() {
 
     let forward = stdout(&r.run(&["step-forward"]).success());
     assert_eq!(r.rev("HEAD"), r.rev(&format!("{tip}~2")));
-    let at = format!("{tip}~2");
     assert!(
-        forward.starts_with(&format!(
-            "clada: stepped forward 1: HEAD is at {} \"{}\", 2 commit(s) below the tip of main (detached)\n",
-            short(&at),
-            subject(&at)
-        )),
+        forward.starts_with(&head_line("stepped forward 1", 2)),
         "{forward}"
     );
     assert!(
