@@ -257,10 +257,16 @@ mod tests {
         }
     }
 
-    /// An error in a chunk is the pass's error, and the other threads
-    /// stop taking chunks.
-    #[test]
-    fn an_error_stops_the_pass() {
+    type TestDone = Done<Vec<usize>, usize, usize>;
+
+    /// A pass on two threads whose chunk holding entry `10 * ENTRY_CHUNK`
+    /// fails by `fail` (an error or a panic), the others being slow enough
+    /// that the other thread cannot run through the rest before the
+    /// failure is seen. Checks that the other thread stopped; the pass's
+    /// outcome, a panic caught.
+    fn with_a_failing_chunk(
+        fail: impl Fn() -> Result<usize, GitError> + Sync,
+    ) -> std::thread::Result<Result<TestDone, GitError>> {
         let taken = AtomicUsize::new(0);
         let w = Work {
             entries: 1_000_000,
@@ -268,21 +274,27 @@ mod tests {
             check: |range: Range<usize>| {
                 taken.fetch_add(1, Ordering::Relaxed);
                 if range.contains(&(10 * ENTRY_CHUNK)) {
-                    Err(GitError::op("check", "it failed"))
-                } else {
-                    // Slow enough that the other thread cannot run
-                    // through the rest before the failure is seen.
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                    Ok(range.len())
+                    return fail();
                 }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                Ok(range.len())
             },
             list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
             dir_count: |dirs: &Vec<usize>| dirs.len(),
         };
-        let err = run(2, w).err().expect("the error");
-        assert!(err.to_string().contains("it failed"), "{err}");
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(2, w)));
         let chunks = 1_000_000 / ENTRY_CHUNK;
         assert!(taken.into_inner() < chunks / 2, "the pass went on");
+        outcome
+    }
+
+    /// An error in a chunk is the pass's error, and the other threads
+    /// stop taking chunks.
+    #[test]
+    fn an_error_stops_the_pass() {
+        let outcome = with_a_failing_chunk(|| Err(GitError::op("check", "it failed")));
+        let err = outcome.expect("no panic").err().expect("the error");
+        assert!(err.to_string().contains("it failed"), "{err}");
     }
 
     /// A panic while the directories are made is the pass's panic, not a
@@ -311,24 +323,6 @@ mod tests {
     /// A panic in a chunk stops the other threads, as an error does.
     #[test]
     fn a_panic_in_a_chunk_stops_the_others() {
-        let taken = AtomicUsize::new(0);
-        let w = Work {
-            entries: 1_000_000,
-            prepare: Vec::<usize>::new,
-            check: |range: Range<usize>| -> Result<usize, GitError> {
-                taken.fetch_add(1, Ordering::Relaxed);
-                if range.contains(&(10 * ENTRY_CHUNK)) {
-                    panic!("a chunk failed");
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-                Ok(range.len())
-            },
-            list: |_: &Vec<usize>, range: Range<usize>| Ok(range.len()),
-            dir_count: |dirs: &Vec<usize>| dirs.len(),
-        };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(2, w)));
-        assert!(outcome.is_err());
-        let chunks = 1_000_000 / ENTRY_CHUNK;
-        assert!(taken.into_inner() < chunks / 2, "the pass went on");
+        assert!(with_a_failing_chunk(|| panic!("a chunk failed")).is_err());
     }
 }
