@@ -29,3 +29,5 @@ pub mod hook;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod syntax;
+pub mod transaction;

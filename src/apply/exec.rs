@@ -24,6 +24,8 @@ pub struct ExecOptions {
     pub allow_placeholders: bool,
     /// Include the compact diff in no-match feedback (`--error-detail full`).
     pub full_detail: bool,
+    /// What a READ may show, in bytes (`--max-output`).
+    pub max_output: usize,
 }
 
 impl Default for ExecOptions {
@@ -33,6 +35,7 @@ impl Default for ExecOptions {
             final_newline: true,
             allow_placeholders: false,
             full_detail: false,
+            max_output: 10 * 1024 * 1024,
         }
     }
 }
@@ -142,13 +145,7 @@ fn run_block<F: Workspace>(
 
 /// A report for `step` with the fields every outcome shares.
 fn bare(step: &Step) -> TaskReport {
-    let target = match &step.op {
-        Op::Write { path, .. } | Op::Search { path, .. } => Some(path.to_string()),
-        Op::Run { script, .. } => script
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string()),
-    };
+    let target = step.op.target();
     TaskReport {
         task: step.task,
         op: step.op.kind(),
@@ -198,6 +195,19 @@ fn run_step<F: Workspace>(
             report.output = output;
             outcome
         }
+        Op::Delete { path, recursive } => super::paths::delete(files, path, *recursive),
+        Op::Move {
+            from,
+            to,
+            overwrite,
+        } => super::paths::move_path(files, from, to, *overwrite),
+        Op::Mkdir { path } => super::paths::mkdir(files, path),
+        Op::Insert { path, line, text } => run_insert(files, path, *line, text),
+        Op::Read(read) => {
+            let done = super::read::read(files, read, options.max_output);
+            report.output = Some(done.output);
+            done.outcome
+        }
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -220,10 +230,10 @@ fn run_step<F: Workspace>(
 }
 
 /// A failed operation, ready for the report.
-struct Failure {
-    error_type: Option<&'static str>,
-    message: String,
-    details: Vec<String>,
+pub struct Failure {
+    pub error_type: Option<&'static str>,
+    pub message: String,
+    pub details: Vec<String>,
 }
 
 impl From<super::files::FilesError> for Failure {
@@ -236,7 +246,8 @@ impl From<super::files::FilesError> for Failure {
     }
 }
 
-type Outcome = Result<(String, Vec<String>), Failure>;
+/// What an operation did (message, detail lines), or why it failed.
+pub type Outcome = Result<(String, Vec<String>), Failure>;
 
 /// A RUN: the files made real, the commands run, what they changed taken
 /// back in (even after a failure: a standalone RUN keeps what it did; a
@@ -325,7 +336,7 @@ fn lines_in(text: &str) -> usize {
     text.matches('\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-fn plural(n: usize, one: &str) -> String {
+pub fn plural(n: usize, one: &str) -> String {
     let suffix = match (n, one.ends_with("ch")) {
         (1, _) => "",
         (_, true) => "es",
@@ -374,6 +385,49 @@ fn run_write<F: Files>(
     let executable = existing.is_some_and(|f| f.executable);
     files.write(path, FileData { bytes, executable })?;
     Ok((message, Vec::new()))
+}
+
+fn run_insert<F: Files>(files: &mut F, path: &RepoPath, after: usize, text: &str) -> Outcome {
+    use super::insert::{InsertError, insert};
+    let Some(existing) = files.read(path)? else {
+        return Err(Failure {
+            error_type: Some("file_not_found"),
+            message: format!("{path} does not exist"),
+            details: vec!["check the path, or create the file with a write".to_string()],
+        });
+    };
+    match insert(&existing.bytes, after, text) {
+        Ok(bytes) => {
+            files.write(
+                path,
+                FileData {
+                    bytes,
+                    executable: existing.executable,
+                },
+            )?;
+            let n = plural(lines_in(text).max(1), "line");
+            let message = match after {
+                0 => format!("inserted {n} at the top"),
+                _ => format!("inserted {n} after line {after}"),
+            };
+            Ok((message, Vec::new()))
+        }
+        Err(InsertError::Binary) => Err(Failure {
+            error_type: Some("binary_file"),
+            message: format!("{path} is a binary file"),
+            details: Vec::new(),
+        }),
+        Err(InsertError::OutOfRange { lines }) => Err(Failure {
+            error_type: Some("line_out_of_range"),
+            message: format!(
+                "{path} has {}; there is no line {after} to insert after",
+                plural(lines, "line")
+            ),
+            details: vec![format!(
+                "insert after a line from 0 (the top) to {lines} (the end); read the file to see its lines"
+            )],
+        }),
+    }
 }
 
 fn run_search<F: Files>(

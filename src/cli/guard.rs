@@ -61,7 +61,9 @@ pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
     let author = author(&repo)?;
     let lock = take_lock(&repo, args.lock_timeout, "clada command")?;
     if let Head::Branch { name, .. } = repo.head().map_err(git_err)? {
-        super::apply::finish_interrupted_update(&repo, &name)?;
+        for said in crate::transaction::finish_interrupted_update(&repo, &name)? {
+            eprintln!("clada: {said}");
+        }
     }
     finish_interrupted_switch(&repo)?;
     Ok(Guarded {

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::TaskReport;
+use crate::csl::OpKind;
 
 /// The line(s) of one task, its block's operations first.
 pub fn task_lines(task: &TaskReport) -> String {
@@ -11,7 +12,8 @@ pub fn task_lines(task: &TaskReport) -> String {
 }
 
 /// [`task_lines`], each RUN's output first as `[task-N:exec] line`: what
-/// a stream would have shown, for `--output-mode buffer`.
+/// a stream would have shown, for `--output-mode buffer`. A READ's output
+/// (`[task-N:read] line`) is in both.
 pub fn task_lines_with_output(task: &TaskReport) -> String {
     lines(task, true)
 }
@@ -21,9 +23,16 @@ fn lines(task: &TaskReport, with_output: bool) -> String {
     for child in &task.operations {
         out.push_str(&lines(child, with_output));
     }
-    if with_output && let Some(output) = &task.output {
+    // A READ's output is what it is for: always shown. A RUN's was
+    // streamed as it ran, unless buffered.
+    let label = match task.op {
+        OpKind::Read => Some("read"),
+        _ if with_output => Some("exec"),
+        _ => None,
+    };
+    if let (Some(label), Some(output)) = (label, &task.output) {
         for line in output.lines() {
-            let _ = writeln!(out, "[task-{}:exec] {line}", task.task);
+            let _ = writeln!(out, "[task-{}:{label}] {line}", task.task);
         }
     }
     let target = task

@@ -227,7 +227,7 @@ fn a_malformed_note_is_rejected_at_push_with_its_diagnostics() {
     assert!(!pushed.status.success());
     let said = text(&pushed.stderr);
     assert!(
-        said.contains("remote: fatal: Unknown operation: WRTIE"),
+        said.contains("remote: fatal[unknown_operation]: Unknown operation: WRTIE"),
         "{said}"
     );
     assert!(said.contains("did you mean WRITE?"), "{said}");

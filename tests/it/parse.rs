@@ -18,7 +18,9 @@ fn exit_status_is_0_1_or_2_by_the_worst_problem() {
         (GOOD, 0),
         ("<---WRITE--->\nhi\n<---END--->\n", 1),
         ("<---WRITE file=\"a\"--->\nhi\n", 2),
-        ("just prose\n", 0),
+        // No operations: nothing would be applied (syntaxes.md §2).
+        ("just prose\n", 1),
+        ("  <---WRITE file=\"a\"--->\nhi\n  <---END--->\n", 1),
     ];
     for (reply, code) in cases {
         std::fs::write(dir.path().join("r.md"), reply).unwrap();
@@ -61,7 +63,10 @@ fn text_format_shows_source_line_caret_hint_and_summary() {
         .code(2);
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "fatal: Unknown operation: WRTIE");
+    assert_eq!(
+        lines[0],
+        "fatal[unknown_operation]: Unknown operation: WRTIE"
+    );
     assert_eq!(lines[1], " --> r.md:1:5");
     assert_eq!(lines[3], "1 | <---WRTIE file=\"a\"--->");
     assert_eq!(lines[4], "  |     ^^^^^");

@@ -1,40 +1,32 @@
-//! `git clada apply`: a reply in, a fast-forwarded branch out.
+//! `git clada apply`: arguments and settings in, the library transaction
+//! (`transaction`) run, the report rendered (`render`).
 //!
-//! Orchestrates git.md §1: read and parse the reply, take the lock,
-//! snapshot the user's work as `pre`, apply the operations in memory on
-//! its tree, commit `post`, attach the reply as a note, move the branch
-//! with a compare-and-swap, then update the working tree and index for the
-//! touched paths only. Each phase is a call into `csl`, `plan`, `apply`
-//! or `git`; this file decides the order and what to report.
+//! This file is glue: it reads the reply (a file, stdin, a commit message
+//! or a note), parses it with the front end of its syntax (`syntax`),
+//! refuses a fatal or empty reply, takes the lock, resolves the settings
+//! layers (flags, git config, the team file the transaction hands back)
+//! and wires the terminal (questions, streamed lines) to the transaction.
 
+mod render;
+
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
-
-use crate::apply::dir::DirFiles;
-use crate::apply::exec::{ExecOptions, execute};
-use crate::apply::files::Files;
+use crate::apply::exec::ExecOptions;
 use crate::apply::search::MatchMode;
-use crate::csl::{self, Diagnostic, Reply, Severity};
-use crate::fault;
-use crate::git::commit::{Identity, UpdateError};
-use crate::git::snapshot::Snapshot;
-use crate::git::workspace::GitWorkspace;
-use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
+use crate::csl::{self, Delimiters, Severity};
+use crate::git::commit::Identity;
 use crate::git::{Head, ObjectId, Repository};
-use crate::history::commits;
-use crate::plan::{Task, plan, refuse_run};
-use crate::report::text::{task_lines, task_lines_with_output};
-use crate::report::{Status, Tally, TaskReport};
-use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
+use crate::report::text::task_lines;
+use crate::syntax::{self, Choice, Parsed};
+use crate::transaction::{self, Applied, Ending, Hooks, Settings, Target, Timings};
 
-use super::commands::{self, RunFlags, RunSettings, Verified};
-use super::config::{Layers, TEAM_CONFIG, duration_arg, size_arg};
+use super::commands::{self, RunFlags};
+use super::config::{Layers, duration_arg, size_arg};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
-/// Notes ref the reply of each apply is stored in.
-const REPLY_NOTES: &str = "refs/notes/clada";
+pub(crate) use render::{Presentation, render};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -159,6 +151,10 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
 
+    /// The reply's syntax: auto, csl or json [default: auto, or git config clada.syntax]
+    #[arg(long, value_name = "NAME")]
+    pub syntax: Option<String>,
+
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub start_delimiter: Option<String>,
@@ -168,23 +164,16 @@ pub struct ApplyArgs {
     pub end_delimiter: Option<String>,
 }
 
-/// Resolved settings of one apply.
-struct Settings {
-    format: Format,
-    output_mode: OutputMode,
-    error_detail: ErrorDetail,
-    dry_run: bool,
-    atomic: bool,
-    author: Identity,
-    exec: ExecOptions,
-    run: RunSettings,
-}
-
 fn flag(on: bool) -> Option<bool> {
     on.then_some(true)
 }
 
-fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> {
+/// The settings of one apply: how to show it, and what the transaction
+/// does.
+pub(crate) fn resolve(
+    args: &ApplyArgs,
+    layers: &Layers<'_>,
+) -> Result<(Presentation, Settings), CliError> {
     let format = layers.get(
         args.format,
         "format",
@@ -238,11 +227,12 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
         },
         layers,
     )?;
-    Ok(Settings {
-        run,
+    let presentation = Presentation {
         format: format.unwrap_or(Format::Text),
         output_mode: output_mode.unwrap_or(OutputMode::Stream),
         error_detail,
+    };
+    let settings = Settings {
         dry_run: layers
             .get_bool(flag(args.dry_run), "dryRun")?
             .unwrap_or(false),
@@ -260,8 +250,44 @@ fn resolve(args: &ApplyArgs, layers: &Layers<'_>) -> Result<Settings, CliError> 
                 .get_bool(flag(args.allow_placeholders), "allowPlaceholders")?
                 .unwrap_or(false),
             full_detail: error_detail >= ErrorDetail::Full,
+            max_output: run.max_output,
         },
-    })
+        run,
+    };
+    Ok((presentation, settings))
+}
+
+/// `--syntax` (flag, then git config `clada.syntax`).
+pub(crate) fn syntax_choice(
+    flag: Option<&str>,
+    repo: Option<&Repository>,
+) -> Result<Choice, CliError> {
+    let choice = Layers::new(repo).get(
+        flag.map(str::to_owned),
+        "syntax",
+        |s| Choice::from_name(s).map(|_| s.to_string()),
+        "auto or a syntax name",
+    )?;
+    let Some(name) = choice else {
+        return Ok(Choice::Auto);
+    };
+    match Choice::from_name(&name) {
+        Some(Choice::Only(s)) if !s.is_read() => Err(CliError::new(format!(
+            "git-clada does not read the {} syntax yet",
+            s.title()
+        ))
+        .hint(format!(
+            "use one it reads: auto, {}",
+            syntax::Syntax::read_names()
+        ))),
+        Some(choice) => Ok(choice),
+        None => Err(
+            CliError::new(format!("unknown syntax {name:?}")).hint(format!(
+                "use auto or one of: {}",
+                syntax::Syntax::read_names()
+            )),
+        ),
+    }
 }
 
 /// Who clada's commits are by: `flag`, else `clada.gitAuthor`, else
@@ -277,83 +303,11 @@ pub(crate) fn author(flag: Option<String>, layers: &Layers<'_>) -> Result<Identi
     }
 }
 
-/// The JSON report (doc/report.md).
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    status: &'static str,
-    exit_code: u8,
-    message: String,
-    branch: Option<String>,
-    base: Option<String>,
-    pre: Option<String>,
-    post: Option<String>,
-    rejected_ref: Option<String>,
-    summary: Tally,
-    tasks: &'a [TaskReport],
-    diagnostics: &'a [Diagnostic],
-    worktree: JsonWorktree,
-    diff: Option<String>,
-    verify: Option<&'a Verified>,
-}
-
-#[derive(Serialize, Default)]
-struct JsonWorktree {
-    written: Vec<String>,
-    kept: Vec<JsonKept>,
-    /// Changed files left out of `pre` (names that are not UTF-8).
-    left_out: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct JsonKept {
-    path: String,
-    reason: String,
-}
-
-/// What happened, for both renderings.
-struct Finished {
-    status: &'static str,
-    outcome: Outcome,
-    exit_code: u8,
-    message: String,
-    branch: Option<String>,
-    base: Option<ObjectId>,
-    pre: Option<ObjectId>,
-    post: Option<ObjectId>,
-    rejected_ref: Option<String>,
-    worktree: WorktreeUpdate,
-    /// Changed files the snapshot left out (names that are not UTF-8,
-    /// quoted as git quotes them).
-    left_out: Vec<String>,
-    diff: Option<String>,
-    verify: Option<Verified>,
-}
-
-impl Finished {
-    /// `success` or `failed` by whether every task succeeded.
-    fn by_tally(tally: Tally, message: String) -> Finished {
-        if tally.all_succeeded() {
-            Finished::new("success", Outcome::Success, message)
-        } else {
-            Finished::new("failed", Outcome::Failed, message)
-        }
-    }
-
-    fn new(status: &'static str, outcome: Outcome, message: String) -> Finished {
-        Finished {
-            status,
-            outcome,
-            exit_code: outcome.exit_code(),
-            message,
-            branch: None,
-            base: None,
-            pre: None,
-            post: None,
-            rejected_ref: None,
-            worktree: WorktreeUpdate::default(),
-            left_out: Vec::new(),
-            diff: None,
-            verify: None,
+impl From<transaction::Error> for CliError {
+    fn from(e: transaction::Error) -> CliError {
+        CliError {
+            message: e.message,
+            hint: e.hint,
         }
     }
 }
@@ -373,7 +327,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         // An agent that asked for JSON gets JSON even when apply stops
         // before it has a report; the message still goes to stderr too.
         Err(e) if json => {
-            write_json(&JsonError {
+            render::write_json(&render::JsonError {
                 status: "error",
                 exit_code: Outcome::Fatal.exit_code(),
                 message: &e.message,
@@ -383,15 +337,6 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
         }
         other => other,
     }
-}
-
-/// The JSON document of an apply that stopped before it had a report.
-#[derive(Serialize)]
-struct JsonError<'a> {
-    status: &'static str,
-    exit_code: u8,
-    message: &'a str,
-    hint: Option<&'a str>,
 }
 
 fn apply_or_stop(
@@ -405,12 +350,13 @@ fn apply_or_stop(
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
     )?;
+    let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
     let no_git = args.no_git
         || Layers::new(repo.as_ref())
             .get_bool(None, "noGit")?
             .unwrap_or(false);
     if no_git {
-        return run_no_git(&args, repo.as_ref(), &delims);
+        return run_no_git(&args, repo.as_ref(), &delims, choice);
     }
     if args.allow_escape {
         return Err(CliError::new("--allow-escape works only with --no-git")
@@ -421,11 +367,13 @@ fn apply_or_stop(
             .hint("run it inside a repository, or use --no-git to apply in the current directory without commits"));
     };
     let input = read_input(&args, &repo)?;
-    let reply = parse_input(&input, &delims);
-    let git_layers = Layers::new(Some(&repo));
-    let early = resolve(&args, &git_layers)?;
-    if reply.has_fatal() {
-        return finish_fatal(&reply, &input.origin, early.format);
+    let parsed = parse_input(&input, choice, &delims);
+    let (early, early_settings) = resolve(&args, &Layers::new(Some(&repo)))?;
+    if parsed.has_fatal() {
+        return finish_fatal(&parsed, &input.origin, early.format);
+    }
+    if parsed.is_empty() {
+        return finish_unapplied(&parsed, &early, transaction::no_operations(&parsed));
     }
     let Head::Branch {
         name: branch,
@@ -452,13 +400,15 @@ fn apply_or_stop(
     let _lock = super::guard::take_lock(&repo, args.lock_timeout, "apply")?;
     timings.mark("read, parse, lock");
     // A dry run changes nothing, not even an interrupted update.
-    if !early.dry_run {
-        finish_interrupted_update(&repo, &branch)?;
+    if !early_settings.dry_run {
+        for said in transaction::finish_interrupted_update(&repo, &branch)? {
+            eprintln!("clada: {said}");
+        }
         super::guard::finish_interrupted_switch(&repo)?;
     }
     // A step-back session remembers its branch's tip; moving that branch
     // under it would make step-forward refuse to return.
-    if !early.dry_run {
+    if !early_settings.dry_run {
         super::guard::refuse_session_on(&repo, "apply", Some(&branch))?;
     }
     // The branch as it is now, under the lock.
@@ -469,7 +419,7 @@ fn apply_or_stop(
     // Commands run in the scratch working tree, which reads objects from
     // disk: a dry run that runs commands writes its (unreferenced) objects
     // there; any other dry run keeps them in memory.
-    if early.dry_run && !reply.has_run() && !verifies(&args, &repo) {
+    if early_settings.dry_run && !parsed.has_run() && !verifies(&args, &repo) {
         repo.keep_objects_in_memory();
     }
     let target = Target {
@@ -478,209 +428,90 @@ fn apply_or_stop(
         worktree: true,
         refuse_run: None,
     };
-    let applied = apply_to(&repo, &args, &input, &reply, &target, &mut timings)?;
-    write_stdout(|w| w.write_all(&applied.report))?;
-    Ok(applied.outcome)
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let rendered = apply_and_render(
+        &repo,
+        &args,
+        &input,
+        &parsed,
+        &target,
+        interactive,
+        &mut timings,
+    )?;
+    write_stdout(|w| w.write_all(&rendered.report))?;
+    Ok(rendered.outcome)
 }
 
-/// Where an apply lands, and what it may touch.
-pub(crate) struct Target<'a> {
-    /// The branch to advance (full ref name).
-    pub branch: &'a str,
-    /// Its commit, read under the lock (`None`: unborn).
-    pub base: Option<ObjectId>,
-    /// Whether the branch is checked out in this repository's working tree,
-    /// to be snapshot as `pre` first and updated afterwards. `false` in a
-    /// bare repository: `pre` is then the base itself.
-    pub worktree: bool,
-    /// Refuse every RUN before anything runs, for this reason (a server
-    /// without `clada.serverRun`).
-    pub refuse_run: Option<&'a str>,
-}
-
-/// What [`apply_to`] did.
-pub(crate) struct Applied {
+/// What [`apply_and_render`] did.
+pub(crate) struct Rendered {
     pub outcome: Outcome,
-    /// The report's `status` (doc/report.md).
-    pub status: &'static str,
-    /// The post commit, if one was made (on the branch only for `success`
-    /// and `failed`).
-    pub post: Option<ObjectId>,
+    pub applied: Applied,
     /// The report as `render` writes it (streamed task lines excepted).
     pub report: Vec<u8>,
 }
 
-/// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
-/// snapshot (with a working tree), operations in memory, post commit, note,
-/// compare-and-swap of `target.branch`, working tree update.
-pub(crate) fn apply_to(
+fn outcome_of(ending: Ending) -> Outcome {
+    match ending.exit_code() {
+        0 => Outcome::Success,
+        3 => Outcome::BranchMoved,
+        _ => Outcome::Failed,
+    }
+}
+
+/// Runs the transaction for a parsed reply (no fatal error) under the
+/// lock, with this command line's settings, and renders its report:
+/// what `apply` and the server hook share. `interactive`: ask on the
+/// terminal about commands that are not approved.
+pub(crate) fn apply_and_render(
     repo: &Repository,
     args: &ApplyArgs,
     input: &ReplyInput,
-    reply: &Reply<'_>,
+    parsed: &Parsed<'_>,
     target: &Target<'_>,
+    interactive: bool,
     timings: &mut Timings,
-) -> Result<Applied, CliError> {
-    let (branch, base) = (target.branch, target.base);
-    let base_tree = repo.tree_of(base).map_err(git_err)?;
-    let snapshot = if target.worktree {
-        repo.snapshot(base_tree).map_err(git_err)?
-    } else {
-        Snapshot {
-            tree: base_tree,
-            paths: Vec::new(),
-            index: None,
-            left_out: Vec::new(),
-        }
+) -> Result<Rendered, CliError> {
+    let mut shown: Option<Presentation> = None;
+    let mut resolve_team = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
+        let layers = Layers::new(Some(repo))
+            .with_team(team)
+            .map_err(|e| transaction::Error {
+                message: e.message,
+                hint: e.hint,
+            })?;
+        let (presentation, settings) = resolve(args, &layers).map_err(|e| transaction::Error {
+            message: e.message,
+            hint: e.hint,
+        })?;
+        shown = Some(presentation);
+        Ok(settings)
     };
-    timings.mark("snapshot (status)");
-    let team = repo
-        .file_in_tree(snapshot.tree, TEAM_CONFIG)
-        .map_err(git_err)?;
-    let layers = Layers::new(Some(repo)).with_team(team.as_deref())?;
-    let settings = resolve(args, &layers)?;
-
-    let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
-        base
-    } else {
-        // Content only the index holds (staged, then changed on disk) is
-        // kept as a second parent, as `git stash` does: the index is
-        // brought to the applied commit afterwards, and undo restores it.
-        let mut parents: Vec<ObjectId> = base.into_iter().collect();
-        if let Some(index_tree) = snapshot.index {
-            let message = format!("{} staged content before apply\n", commits::INDEX);
-            let index = repo
-                .commit(&settings.author, &message, index_tree, &parents)
-                .map_err(git_err)?;
-            parents.push(index);
-        }
-        let message = format!("{} snapshot before apply\n", commits::PRE);
-        let pre = repo
-            .commit(&settings.author, &message, snapshot.tree, &parents)
-            .map_err(git_err)?;
-        fault::point("pre-committed");
-        Some(pre)
-    };
-
-    let mut tasks = plan(reply, false);
-    if let Some(reason) = target.refuse_run {
-        tasks = refuse_run(tasks, reason);
-    }
-    let has_run = tasks.iter().any(Task::runs_commands);
-    // Approvals come from the state before the apply, never from the
-    // reply; a malformed store matters only to a reply that runs commands.
-    let approvals = match repo
-        .file_in_tree(snapshot.tree, ALLOWED_COMMANDS)
-        .map_err(git_err)?
-    {
-        Some(bytes) if has_run => Approvals::parse(&bytes).map_err(|e| {
-            CliError::new(e).hint(format!(
-                "fix {ALLOWED_COMMANDS} (git clada allow --list reads it), then apply again"
-            ))
-        })?,
-        _ => Approvals::default(),
-    };
-    let head = pre.ok_or_else(|| branch.to_string());
-    let mut files = GitWorkspace::new(repo, snapshot.tree, head, settings.run.shared_dirs.clone())
-        .map_err(git_err)?;
-    let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
+    // How it is shown must be known before the team file is read (task
+    // lines stream while it runs): flags and git config decide that.
+    let (early, _) = resolve(args, &Layers::new(Some(repo)))?;
+    let streaming = early.format == Format::Text && early.output_mode == OutputMode::Stream;
     // Streamed, warnings come first on stdout; otherwise they head the
     // report (a server's result note holds them that way).
-    let warnings = warning_lines(reply, settings.format);
+    let warnings = render::warning_lines(parsed, early.format);
     if streaming && !warnings.is_empty() {
         let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
     }
-    let mut runner = commands::runner(&settings.run, approvals, timings.start, streaming);
-    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
-        if streaming {
-            let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
-        }
-    });
+    let hooks = terminal_hooks(streaming, interactive);
+    let applied = transaction::apply(
+        repo,
+        parsed,
+        &input.bytes,
+        target,
+        &mut resolve_team,
+        hooks,
+        timings,
+    )?;
+    let presentation = shown.unwrap_or(early);
     if let Some(workdir) = repo.workdir() {
-        commands::record_always(workdir, &runner.always)?;
+        commands::record_always(workdir, &applied.always)?;
     }
-    let tally = Tally::of(&reports);
-    let post_tree = files.write_tree().map_err(git_err)?;
-    let changed = repo
-        .tree_changes(snapshot.tree, post_tree)
-        .map_err(git_err)?;
-    // Verification runs the user's own command on a change: never on a
-    // server that refuses commands (the team file there comes from
-    // whoever pushed), and not when nothing changed (there is nothing to
-    // accept or reject).
-    let verify = settings
-        .run
-        .verify
-        .as_ref()
-        .filter(|_| target.refuse_run.is_none());
-    let verified = match verify {
-        Some(command) if !changed.is_empty() => {
-            Some(commands::verify(command, &mut files, &mut runner))
-        }
-        _ => None,
-    };
-    timings.mark("pre commit, operations, post tree");
-
-    let mut out = if changed.is_empty() {
-        let mut o = Finished::by_tally(
-            tally,
-            format!("nothing changed; the branch was not moved ({tally})"),
-        );
-        if settings.dry_run {
-            o.diff = Some(String::new());
-        }
-        o
-    } else if settings.dry_run {
-        let paths: Vec<String> = snapshot
-            .paths
-            .iter()
-            .map(|(p, _)| p.clone())
-            .chain(changed.iter().map(|c| c.path.clone()))
-            .collect();
-        let diff = unified_diff(repo, base_tree, post_tree, &paths)?;
-        let mut o = match &verified {
-            Some(v) if !v.passed => Finished::new(
-                "failed",
-                Outcome::Failed,
-                format!("dry run: nothing was changed; {} ({tally})", v.message),
-            ),
-            _ => Finished::by_tally(tally, format!("dry run: nothing was changed ({tally})")),
-        };
-        o.diff = Some(diff);
-        o
-    } else {
-        commit_and_advance(
-            repo,
-            &settings,
-            input,
-            &reports,
-            tally,
-            target,
-            pre,
-            post_tree,
-            &snapshot,
-            changed,
-            verified.as_ref(),
-            timings,
-        )?
-    };
-    out.verify = verified;
-    out.left_out = snapshot.left_out.clone();
-    out.branch = Some(
-        branch
-            .strip_prefix("refs/heads/")
-            .unwrap_or(branch)
-            .to_string(),
-    );
-    out.base = base;
-    // Only a pre commit that was made is reported (a clean tree has none).
-    out.pre = match out.post {
-        Some(_) => pre.filter(|p| Some(*p) != base),
-        None => None,
-    };
-    timings.mark("working tree, index");
-    if settings.error_detail == ErrorDetail::Debug {
-        timings.print();
+    if presentation.error_detail == ErrorDetail::Debug {
+        print_timings(timings);
     }
     let mut report = if streaming {
         Vec::new()
@@ -689,21 +520,42 @@ pub(crate) fn apply_to(
     };
     render(
         &mut report,
-        &repo_short(repo),
-        &settings,
-        reply,
-        &reports,
-        tally,
-        &out,
+        &|id: ObjectId| repo.short(id),
+        &presentation,
+        parsed,
+        &applied,
         streaming,
     )
     .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
-    Ok(Applied {
-        outcome: out.outcome,
-        status: out.status,
-        post: out.post,
+    Ok(Rendered {
+        outcome: outcome_of(applied.ending),
+        applied,
         report,
     })
+}
+
+/// The terminal as the transaction's hooks: streamed task lines and
+/// command output, and the question about commands that are not approved.
+fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
+    Hooks {
+        ask: interactive.then(commands::terminal_question),
+        on_line: commands::output_lines(streaming),
+        on_task: Box::new(move |t| {
+            if streaming {
+                let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+            }
+        }),
+    }
+}
+
+fn print_timings(timings: &Timings) {
+    for (phase, spent) in &timings.phases {
+        eprintln!("clada: {phase}: {:.1} ms", spent.as_secs_f64() * 1e3);
+    }
+    eprintln!(
+        "clada: total: {:.1} ms",
+        timings.start.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 /// Whether a `--verify` command is set anywhere (flag, git config, or the
@@ -711,310 +563,15 @@ pub(crate) fn apply_to(
 fn verifies(args: &ApplyArgs, repo: &Repository) -> bool {
     let team = repo
         .workdir()
-        .and_then(|w| std::fs::read(w.join(TEAM_CONFIG)).ok());
+        .and_then(|w| std::fs::read(w.join(transaction::TEAM_CONFIG)).ok());
     Layers::new(Some(repo))
         .with_team(team.as_deref())
         .and_then(|layers| resolve(args, &layers))
-        .is_ok_and(|s| s.run.verify.is_some())
-}
-
-fn repo_short(repo: &Repository) -> impl Fn(ObjectId) -> String + '_ {
-    move |id| repo.short(id)
+        .is_ok_and(|(_, s)| s.run.verify.is_some())
 }
 
 fn git_err(e: crate::git::GitError) -> CliError {
     CliError::new(e.to_string())
-}
-
-/// Phase timings for `--error-detail debug`, printed on stderr.
-pub(crate) struct Timings {
-    start: std::time::Instant,
-    last: std::time::Instant,
-    phases: Vec<(&'static str, Duration)>,
-}
-
-impl Default for Timings {
-    fn default() -> Self {
-        let now = std::time::Instant::now();
-        Timings {
-            start: now,
-            last: now,
-            phases: Vec::new(),
-        }
-    }
-}
-
-impl Timings {
-    pub(crate) fn mark(&mut self, phase: &'static str) {
-        let now = std::time::Instant::now();
-        self.phases.push((phase, now - self.last));
-        self.last = now;
-    }
-
-    fn print(&self) {
-        for (phase, spent) in &self.phases {
-            eprintln!("clada: {phase}: {:.1} ms", spent.as_secs_f64() * 1e3);
-        }
-        eprintln!(
-            "clada: total: {:.1} ms",
-            self.start.elapsed().as_secs_f64() * 1e3
-        );
-    }
-}
-
-/// A worktree update a crash cut short is finished before anything else.
-pub(super) fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<(), CliError> {
-    let Some(pending) = repo.pending_update().map_err(git_err)? else {
-        return Ok(());
-    };
-    if repo.ref_target(branch).map_err(git_err)? == Some(pending.commit) {
-        let done = match repo.update_worktree(&pending) {
-            Ok(done) => done,
-            Err(e) => {
-                // Never wedge every later apply on an update that cannot
-                // be finished: say so, forget it, go on.
-                eprintln!(
-                    "clada: could not finish updating the working tree after an interrupted apply ({e}); `git status` shows where it differs from {}",
-                    repo.short(pending.commit)
-                );
-                repo.drop_pending_update().map_err(git_err)?;
-                return Ok(());
-            }
-        };
-        eprintln!(
-            "clada: finished updating the working tree after an interrupted apply ({} file(s) written)",
-            done.written.len()
-        );
-        for (path, why) in &done.kept {
-            eprintln!("clada: kept {path}: {why}");
-        }
-    } else {
-        repo.drop_pending_update().map_err(git_err)?;
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn commit_and_advance(
-    repo: &Repository,
-    settings: &Settings,
-    input: &ReplyInput,
-    reports: &[TaskReport],
-    tally: Tally,
-    target: &Target<'_>,
-    pre: Option<ObjectId>,
-    post_tree: ObjectId,
-    snapshot: &Snapshot,
-    changed: Vec<crate::git::tree::Changed>,
-    verified: Option<&Verified>,
-    timings: &mut Timings,
-) -> Result<Finished, CliError> {
-    let (branch, base) = (target.branch, target.base);
-    let reply_blob = repo.write_blob(&input.bytes).map_err(git_err)?;
-    let message = post_message(reports, tally, reply_blob);
-    let post = repo
-        .commit(
-            &settings.author,
-            &message,
-            post_tree,
-            &pre.into_iter().collect::<Vec<_>>(),
-        )
-        .map_err(git_err)?;
-    fault::point("post-committed");
-    timings.mark("post commit");
-    let refused = match verified {
-        Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
-        _ if settings.atomic && !tally.all_succeeded() => {
-            Some("a task failed and --atomic is set".to_string())
-        }
-        _ => None,
-    };
-    if let Some(why) = refused {
-        let name = next_rejected(repo)?;
-        repo.create_ref(&settings.author, &name, post, "clada: rejected apply")
-            .map_err(git_err)?;
-        let mut o = Finished::new(
-            "rejected",
-            Outcome::Failed,
-            format!(
-                "not applied: {why}; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
-            ),
-        );
-        o.rejected_ref = Some(name);
-        o.post = Some(post);
-        return Ok(o);
-    }
-    // The journal comes before the branch moves: a crash right after the
-    // move must still leave the next apply a record of what to write, or
-    // its snapshot of the stale working tree would revert this apply. The
-    // next apply acts on the journal only if the branch is at `post`.
-    let plan = WorktreePlan {
-        commit: post,
-        snapshot: snapshot.paths.clone(),
-        changed,
-    };
-    // Without a working tree there is nothing to journal.
-    if target.worktree {
-        repo.record_update(&plan).map_err(git_err)?;
-    }
-    fault::point("journal-written");
-    let summary = message.lines().next().unwrap_or_default().to_string();
-    let moved = repo.advance_branch(
-        &settings.author,
-        branch,
-        base,
-        post,
-        &format!("clada: {summary}"),
-    );
-    if moved.is_err() && target.worktree {
-        repo.drop_pending_update().map_err(git_err)?;
-    }
-    match moved {
-        Ok(()) => {}
-        Err(UpdateError::Moved { .. }) => {
-            let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
-            let mut o = Finished::new(
-                "branch_moved",
-                Outcome::BranchMoved,
-                format!(
-                    "branch_moved: {short} moved while applying; nothing was changed. Apply the reply again"
-                ),
-            );
-            o.post = Some(post);
-            return Ok(o);
-        }
-        Err(UpdateError::Git(e)) => return Err(git_err(e)),
-    }
-    fault::point("branch-moved");
-    timings.mark("journal, branch");
-    // The note is written only once the commit is on the branch, so a
-    // moved branch leaves no note on an unreachable commit.
-    repo.set_note(&settings.author, REPLY_NOTES, post, &input.bytes)
-        .map_err(git_err)?;
-    fault::point("noted");
-    timings.mark("note");
-    // The branch has moved: from here on a failure is reported, never a
-    // reason to stop without a report. The journal stays, so the next
-    // apply tries to finish the update.
-    let worktree = match repo.update_worktree(&plan) {
-        _ if !target.worktree => WorktreeUpdate::default(),
-        Ok(done) => done,
-        Err(e) => WorktreeUpdate {
-            written: Vec::new(),
-            kept: plan
-                .changed
-                .iter()
-                .map(|c| {
-                    (
-                        c.path.clone(),
-                        format!("the working tree was not updated ({e}); the next apply finishes it, and the applied version is in the commit"),
-                    )
-                })
-                .collect(),
-        },
-    };
-    let mut o = Finished::by_tally(tally, format!("applied ({tally})"));
-    o.post = Some(post);
-    o.worktree = worktree;
-    Ok(o)
-}
-
-/// `refs/clada/rejected/<n>`, one past the highest in use.
-fn next_rejected(repo: &Repository) -> Result<String, CliError> {
-    const PREFIX: &str = "refs/clada/rejected/";
-    let n = repo
-        .refs_under(PREFIX)
-        .map_err(git_err)?
-        .iter()
-        .filter_map(|r| r.strip_prefix(PREFIX)?.parse::<u64>().ok())
-        .max()
-        .map_or(1, |n| n + 1);
-    Ok(format!("{PREFIX}{n}"))
-}
-
-/// The post commit's message: summary line, task lines, trailers.
-fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> String {
-    let mut done: Vec<String> = Vec::new();
-    let mut collect = |t: &TaskReport| {
-        if t.status == Status::Success
-            && let Some(target) = &t.target
-        {
-            let verb = if t.op == csl::OpKind::Run {
-                "run"
-            } else if t.message.starts_with("created") {
-                "create"
-            } else if t.message.starts_with("replaced") {
-                "edit"
-            } else if t.message.starts_with("appended") {
-                "append to"
-            } else {
-                "write"
-            };
-            done.push(format!("{verb} {target}"));
-        }
-    };
-    for t in reports {
-        if t.operations.is_empty() {
-            collect(t);
-        } else if t.status == Status::Success {
-            t.operations.iter().for_each(&mut collect);
-        }
-    }
-    done.dedup();
-    let mut summary = String::new();
-    for (i, item) in done.iter().enumerate() {
-        let next = if summary.is_empty() {
-            item.clone()
-        } else {
-            format!("{summary}, {item}")
-        };
-        if next.len() > 60 && !summary.is_empty() {
-            summary.push_str(&format!(" and {} more", done.len() - i));
-            break;
-        }
-        summary = next;
-    }
-    if summary.is_empty() {
-        summary = "apply reply".to_string();
-    }
-    let body: String = reports.iter().map(task_lines).collect();
-    format!("[clada:post] {summary}\n\n{body}\nClada-Reply: {reply_blob}\nClada-Tasks: {tally}\n")
-}
-
-/// Unified diff of `paths` between two trees.
-fn unified_diff(
-    repo: &Repository,
-    from: ObjectId,
-    to: ObjectId,
-    paths: &[String],
-) -> Result<String, CliError> {
-    let mut out = String::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for path in paths {
-        if !seen.insert(path) {
-            continue;
-        }
-        let old = repo.file_in_tree(from, path).map_err(git_err)?;
-        let new = repo.file_in_tree(to, path).map_err(git_err)?;
-        if old == new {
-            continue;
-        }
-        let (a, b) = (old.unwrap_or_default(), new.unwrap_or_default());
-        let (Ok(a), Ok(b)) = (std::str::from_utf8(&a), std::str::from_utf8(&b)) else {
-            out.push_str(&format!("Binary file {path} differs\n"));
-            continue;
-        };
-        let diff = similar::TextDiff::from_lines(a, b);
-        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
-        out.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("a/{path}"), &format!("b/{path}"))
-                .to_string(),
-        );
-    }
-    Ok(out)
 }
 
 fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliError> {
@@ -1045,56 +602,58 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
     ReplyInput::read(args.input.as_deref())
 }
 
-pub(crate) fn parse_input<'a>(input: &'a ReplyInput, delims: &csl::Delimiters) -> Reply<'a> {
+/// Parses a reply with the front end of its syntax; an input over the
+/// size limit is one fatal diagnostic.
+pub(crate) fn parse_input<'a>(
+    input: &'a ReplyInput,
+    choice: Choice,
+    delims: &Delimiters,
+) -> Parsed<'a> {
     match input.too_large {
-        Some(size) => Reply {
-            source: "".into(),
-            operations: Vec::new(),
-            diagnostics: vec![csl::input::too_large(size)],
-        },
-        None => csl::parse_bytes(&input.bytes, delims),
+        Some(size) => {
+            let reply = csl::Reply {
+                source: "".into(),
+                operations: Vec::new(),
+                diagnostics: vec![csl::input::too_large(size)],
+            };
+            Parsed {
+                syntax: syntax::Syntax::Csl,
+                source: "".into(),
+                drafts: Vec::new(),
+                diagnostics: reply.diagnostics.clone(),
+                dropped: Vec::new(),
+                csl: Some(reply),
+            }
+        }
+        None => syntax::parse(&input.bytes, choice, delims),
     }
 }
 
 /// A reply with fatal errors: nothing runs.
-fn finish_fatal(reply: &Reply<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
-    let fatal = reply
+fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
+    let fatal = parsed
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Fatal)
         .count();
     let message = format!(
-        "FATAL: nothing was applied: the reply has {fatal} fatal syntax error{}",
+        "FATAL: nothing was applied: the reply has {fatal} fatal error{}",
         if fatal == 1 { "" } else { "s" }
     );
     match format {
-        Format::Json => {
-            let report = JsonReport {
-                status: "fatal",
-                exit_code: 2,
-                message,
-                branch: None,
-                base: None,
-                pre: None,
-                post: None,
-                rejected_ref: None,
-                summary: Tally::default(),
-                tasks: &[],
-                diagnostics: &reply.diagnostics,
-                worktree: JsonWorktree::default(),
-                diff: None,
-                verify: None,
-            };
-            write_json(&report)?;
-        }
+        Format::Json => render::write_json(&render::fatal_report(parsed, message))?,
         Format::Text => {
             write_stdout(|out| {
-                for d in reply
+                for d in parsed
                     .diagnostics
                     .iter()
                     .filter(|d| d.severity() == Severity::Fatal)
                 {
-                    writeln!(out, "{}", csl::diagnostic::render(d, &reply.source, origin))?;
+                    writeln!(
+                        out,
+                        "{}",
+                        csl::diagnostic::render(d, &parsed.source, origin)
+                    )?;
                 }
                 writeln!(out, "{message}")
             })?;
@@ -1103,230 +662,84 @@ fn finish_fatal(reply: &Reply<'_>, origin: &str, format: Format) -> Result<Outco
     Ok(Outcome::Fatal)
 }
 
-fn write_json(value: &impl Serialize) -> Result<(), CliError> {
-    write_stdout(|out| {
-        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
-        out.write_all(b"\n")
-    })
-}
-
-fn print_warnings(reply: &Reply<'_>, format: Format) {
-    let warnings = warning_lines(reply, format);
-    if !warnings.is_empty() {
-        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
-    }
-}
-
-/// The text report's warning lines (none in JSON, which lists diagnostics).
-fn warning_lines(reply: &Reply<'_>, format: Format) -> String {
-    if format != Format::Text {
-        return String::new();
-    }
-    reply
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity() == Severity::Warning)
-        .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
-        .collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn render(
-    w: &mut dyn std::io::Write,
-    short: &impl Fn(ObjectId) -> String,
-    settings: &Settings,
-    reply: &Reply<'_>,
-    reports: &[TaskReport],
-    tally: Tally,
-    out: &Finished,
-    streamed: bool,
-) -> std::io::Result<()> {
-    let worktree = JsonWorktree {
-        written: out.worktree.written.clone(),
-        kept: out
-            .worktree
-            .kept
-            .iter()
-            .map(|(path, reason)| JsonKept {
-                path: path.clone(),
-                reason: reason.clone(),
-            })
-            .collect(),
-        left_out: out.left_out.clone(),
-    };
-    if settings.format == Format::Json {
-        let report = JsonReport {
-            status: out.status,
-            exit_code: out.exit_code,
-            message: out.message.clone(),
-            branch: out.branch.clone(),
-            base: out.base.map(|id| id.to_string()),
-            pre: out.pre.map(|id| id.to_string()),
-            post: out.post.map(|id| id.to_string()),
-            rejected_ref: out.rejected_ref.clone(),
-            summary: tally,
-            tasks: reports,
-            diagnostics: &reply.diagnostics,
-            worktree,
-            diff: out.diff.clone(),
-            verify: out.verify.as_ref(),
-        };
-        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
-        return w.write_all(b"\n");
-    }
-    if !streamed && settings.output_mode == OutputMode::Buffer {
-        for t in reports {
-            w.write_all(task_lines_with_output(t).as_bytes())?;
-        }
-    }
-    if let Some(v) = &out.verify {
-        if !streamed && settings.output_mode == OutputMode::Buffer {
-            for line in v.output.lines() {
-                writeln!(w, "[verify] {line}")?;
-            }
-        }
-        let status = if v.passed { "PASSED" } else { "FAILED" };
-        writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
-        for detail in &v.details {
-            writeln!(w, "    {detail}")?;
-        }
-    }
-    for kept in &worktree.kept {
-        writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
-    }
-    for path in &worktree.left_out {
-        writeln!(
+/// A result reached without the transaction (no operations): rendered
+/// like any other.
+fn finish_unapplied(
+    parsed: &Parsed<'_>,
+    presentation: &Presentation,
+    applied: Applied,
+) -> Result<Outcome, CliError> {
+    let warnings = render::warning_lines(parsed, presentation.format);
+    write_stdout(|w| {
+        w.write_all(warnings.as_bytes())?;
+        render(
             w,
-            "left out {path}: not in pre (its name is not UTF-8); left as it is on disk"
-        )?;
-    }
-    if let Some(diff) = &out.diff {
-        w.write_all(diff.as_bytes())?;
-    }
-    let ids = match (out.pre, out.post) {
-        (_, Some(post)) if !matches!(out.status, "rejected" | "branch_moved") => {
-            let none = if out.left_out.is_empty() {
-                "none (clean tree)"
-            } else {
-                "none (only files left out changed)"
-            };
-            let pre = out.pre.map_or_else(|| none.to_string(), short);
-            format!(
-                " on {}: pre {pre}, post {}",
-                out.branch.as_deref().unwrap_or("?"),
-                short(post)
-            )
-        }
-        _ => String::new(),
-    };
-    writeln!(w, "clada: {}{ids}", out.message)
+            &|id: ObjectId| id.to_string(),
+            presentation,
+            parsed,
+            &applied,
+            false,
+        )
+    })?;
+    Ok(outcome_of(applied.ending))
 }
 
 /// `--no-git`: edit the current directory in place.
 fn run_no_git(
     args: &ApplyArgs,
     repo: Option<&Repository>,
-    delims: &csl::Delimiters,
+    delims: &Delimiters,
+    choice: Choice,
 ) -> Result<Outcome, CliError> {
-    let started = std::time::Instant::now();
     if args.from_commit.is_some() || args.from_note.is_some() {
         return Err(CliError::new(
             "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
         ));
     }
     let input = ReplyInput::read(args.input.as_deref())?;
-    let reply = parse_input(&input, delims);
+    let parsed = parse_input(&input, choice, delims);
     let layers = Layers::new(repo);
-    let settings = resolve(args, &layers)?;
-    if reply.has_fatal() {
-        return finish_fatal(&reply, &input.origin, settings.format);
+    let (presentation, settings) = resolve(args, &layers)?;
+    if parsed.has_fatal() {
+        return finish_fatal(&parsed, &input.origin, presentation.format);
     }
     if settings.dry_run {
         return Err(CliError::new(
             "--dry-run with --no-git is not supported: there is no repository to compute the diff in",
         ));
     }
+    if parsed.is_empty() {
+        return finish_unapplied(&parsed, &presentation, transaction::no_operations(&parsed));
+    }
     let allow_escape = layers
         .get_bool(flag(args.allow_escape), "allowEscape")?
         .unwrap_or(false);
     let root = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
-    let mut files = DirFiles::new(&root);
-    let tasks = plan(&reply, allow_escape);
-    let approvals = if tasks.iter().any(Task::runs_commands) {
-        Approvals::load(&root).map_err(|e| {
-            CliError::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again"))
-        })?
-    } else {
-        Approvals::default()
-    };
-    let streaming = settings.format == Format::Text && settings.output_mode == OutputMode::Stream;
-    let mut runner = commands::runner(&settings.run, approvals, started, streaming);
-    print_warnings(&reply, settings.format);
-    // --atomic: one checkpoint around everything, undone if any task fails.
-    let whole = settings.atomic.then(|| files.checkpoint());
-    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
-        if streaming {
-            let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
-        }
-    });
-    commands::record_always(&root, &runner.always)?;
-    let tally = Tally::of(&reports);
-    let verified = settings
-        .run
-        .verify
-        .as_ref()
-        .map(|command| commands::verify(command, &mut files, &mut runner));
-    let verify_failed = verified.as_ref().is_some_and(|v| !v.passed);
-    let mut out = match whole {
-        Some(checkpoint) if !tally.all_succeeded() || verify_failed => {
-            files.rollback(checkpoint).map_err(|e| {
-                CliError::new(format!(
-                    "--atomic: a task failed and undoing the others failed too: {e}"
-                ))
-            })?;
-            Finished::new(
-                "rejected",
-                Outcome::Failed,
-                format!(
-                    "not applied: a task or the verification failed and --atomic is set; every file change was undone ({tally})"
-                ),
-            )
-        }
-        whole => {
-            if let Some(checkpoint) = whole {
-                files.keep(checkpoint);
-            }
-            match &verified {
-                Some(v) if !v.passed => Finished::new(
-                    "failed",
-                    Outcome::Failed,
-                    format!(
-                        "{}; without git the changes stay in {} ({tally})",
-                        v.message,
-                        root.display()
-                    ),
-                ),
-                _ => Finished::by_tally(
-                    tally,
-                    format!("applied in {} without git ({tally})", root.display()),
-                ),
-            }
-        }
-    };
-    out.verify = verified;
-    let outcome = out.outcome;
+    let streaming =
+        presentation.format == Format::Text && presentation.output_mode == OutputMode::Stream;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let warnings = render::warning_lines(&parsed, presentation.format);
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
+    let applied = transaction::apply_in_dir(
+        &root,
+        &parsed,
+        &settings,
+        allow_escape,
+        terminal_hooks(streaming, interactive),
+    )?;
+    commands::record_always(&root, &applied.always)?;
     write_stdout(|w| {
         render(
             w,
             &|id: ObjectId| id.to_string(),
-            &settings,
-            &reply,
-            &reports,
-            tally,
-            &out,
+            &presentation,
+            &parsed,
+            &applied,
             streaming,
         )
     })?;
-    Ok(outcome)
+    Ok(outcome_of(applied.ending))
 }
