@@ -508,6 +508,10 @@ struct Checked {
 
 impl Checked {
     fn path(&mut self, raw: &str, names: Names) -> Option<RepoPath> {
+        // A directory left empty is the root (`"path": ""` in JSON).
+        if names == Names::Dir && raw.trim().is_empty() {
+            return Some(RepoPath(String::new()));
+        }
         match repo_path_with(raw, self.allow_escape) {
             Ok(p) if p.as_str().is_empty() && names == Names::File => {
                 self.error_type.get_or_insert("path_escape");
@@ -665,7 +669,7 @@ fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
         }),
         _ => Err(Skip {
             kind: draft.kind,
-            target: draft.target.clone(),
+            target: draft.target.clone().filter(|t| !t.trim().is_empty()),
             reasons,
             error_type,
         }),

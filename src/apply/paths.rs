@@ -196,7 +196,10 @@ pub fn mkdir<F: Files>(files: &mut F, path: &RepoPath) -> Outcome {
     if files.mkdir(path)? {
         Ok((
             "created".to_string(),
-            vec!["git keeps a directory only once a file is in it".to_string()],
+            vec![
+                "git keeps a directory only once a file is in it: an empty one is not committed"
+                    .to_string(),
+            ],
         ))
     } else {
         Ok(("already exists".to_string(), Vec::new()))

@@ -527,14 +527,15 @@ impl Files for TreeFiles<'_> {
                 None => all.remove(path),
             };
         }
-        // Directories are what holds a listed file, plus the empty ones.
-        let mut dirs: BTreeSet<String> = self
+        // Directories are what holds a listed file or an empty directory
+        // mkdir made, and those empty ones.
+        let empty: Vec<&String> = self
             .dirs
             .iter()
             .filter(|d| d.starts_with(&prefix))
-            .cloned()
             .collect();
-        for path in all.keys() {
+        let mut dirs: BTreeSet<String> = empty.iter().map(|d| (*d).clone()).collect();
+        for path in all.keys().chain(empty) {
             let mut parent = path.as_str();
             while let Some(slash) = parent.rfind('/') {
                 parent = &parent[..slash];

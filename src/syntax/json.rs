@@ -232,6 +232,7 @@ impl<'t> Reader<'t> {
         let f = Fields {
             map: &fields,
             op: name,
+            soft: Default::default(),
         };
         let kind = match name {
             "write" => OpKind::Write,
@@ -338,13 +339,43 @@ impl<'t> Reader<'t> {
             }
             other => other,
         };
-        Draft {
+        let draft = Draft {
             target: fields
                 .get("path")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             ..Draft::new(task, line, kind, action)
+        };
+        // The reasons parse output gives for a skipped operation.
+        let mut soft = f.soft.take();
+        if let Some(Value::Array(reasons)) = fields.get("invalid") {
+            soft.extend(reasons.iter().filter_map(Value::as_str).map(str::to_owned));
         }
+        self.noted(at, draft, soft, op_form(name))
+    }
+
+    /// `draft` with the problems its fields had noted: invalid, at its line.
+    fn noted(
+        &mut self,
+        at: &Located<'t>,
+        mut draft: Draft,
+        soft: Vec<String>,
+        hint: &str,
+    ) -> Draft {
+        for why in soft {
+            self.push(
+                at.offset,
+                DiagnosticKind::InvalidJsonOperation,
+                why.clone(),
+                hint,
+            );
+            if let Some(d) = self.diagnostics.last_mut() {
+                d.task = Some(draft.task);
+                d.operation = Some(draft.kind);
+            }
+            draft.invalid.push((draft.line, why));
+        }
+        draft
     }
 
     /// A Claude text-editor tool call.
@@ -354,6 +385,7 @@ impl<'t> Reader<'t> {
         let f = Fields {
             map: call,
             op: command,
+            soft: Default::default(),
         };
         let built: Result<(OpKind, Action), String> = (|| {
             Ok(match command {
@@ -400,10 +432,13 @@ impl<'t> Reader<'t> {
             })
         })();
         match built {
-            Ok((kind, action)) => Draft {
-                target: call.get("path").and_then(Value::as_str).map(str::to_owned),
-                ..Draft::new(task, line, kind, action)
-            },
+            Ok((kind, action)) => {
+                let draft = Draft {
+                    target: call.get("path").and_then(Value::as_str).map(str::to_owned),
+                    ..Draft::new(task, line, kind, action)
+                };
+                self.noted(at, draft, f.soft.take(), TOOL_FORMS)
+            }
             Err(why) => self.invalid(at, task, OpKind::Tasks, why, TOOL_FORMS),
         }
     }
@@ -415,6 +450,7 @@ impl<'t> Reader<'t> {
         let f = Fields {
             map: fields,
             op: action_name,
+            soft: Default::default(),
         };
         let built: Result<(OpKind, Action), String> = (|| {
             Ok(match action_name {
@@ -466,13 +502,16 @@ impl<'t> Reader<'t> {
             })
         })();
         match built {
-            Ok((kind, action)) => Draft {
-                target: fields
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                ..Draft::new(task, line, kind, action)
-            },
+            Ok((kind, action)) => {
+                let draft = Draft {
+                    target: fields
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    ..Draft::new(task, line, kind, action)
+                };
+                self.noted(at, draft, f.soft.take(), CML_FORMS)
+            }
             Err(why) => self.invalid(at, task, OpKind::Tasks, why, CML_FORMS),
         }
     }
@@ -500,22 +539,80 @@ impl<'t> Reader<'t> {
     }
 
     /// The CSL tree form: printed back as CSL and read by its front end.
+    /// An object that is no CSL operation is invalid on its own; the
+    /// others keep their numbers.
     fn csl_tree(&mut self, ops: &[Located<'t>]) -> Vec<Draft> {
         let values: Vec<Value> = ops
             .iter()
             .map(|op| serde_json::from_str(op.raw.get()).unwrap_or(Value::Null))
             .collect();
         let lines: Vec<u32> = ops.iter().map(|op| line_of(self.text, op.offset)).collect();
+        // Each JSON object's place: the operation read, or why not.
         let mut tree = Vec::new();
-        for (i, value) in values.iter().enumerate() {
-            match csl_operation(
-                value,
-                TaskId {
-                    top: i as u32 + 1,
-                    sub: None,
-                },
-            ) {
-                Ok(op) => tree.push(op),
+        let mut read: Vec<Result<usize, String>> = Vec::new();
+        for value in &values {
+            let id = TaskId {
+                top: tree.len() as u32 + 1,
+                sub: None,
+            };
+            match csl_operation(value, id) {
+                Ok(op) => {
+                    read.push(Ok(tree.len()));
+                    tree.push(op);
+                }
+                Err(why) => read.push(Err(why)),
+            }
+        }
+        let delims = unused_delimiters(&tree);
+        let printed = crate::csl::print::print(&tree, &delims);
+        let reply = crate::csl::parse(&printed, &delims);
+        // JSON index of each printed operation.
+        let index_of: Vec<usize> = read
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_ok())
+            .map(|(i, _)| i)
+            .collect();
+        for d in &reply.diagnostics {
+            if d.kind == DiagnosticKind::NoOperations {
+                continue;
+            }
+            let at = d
+                .task
+                .and_then(|t| index_of.get(t.top as usize - 1))
+                .copied();
+            let line = at.map_or(1, |i| lines[i]);
+            let start = line_start(self.text, line);
+            self.diagnostics.push(Diagnostic {
+                line,
+                column: 1,
+                line_start: start,
+                span: Span::new(start, start),
+                task: d.task.map(|t| TaskId {
+                    top: at.map_or(t.top, |i| i as u32 + 1),
+                    sub: t.sub,
+                }),
+                ..d.clone()
+            });
+        }
+        if reply.has_fatal() {
+            return Vec::new();
+        }
+        let mut printed_drafts = super::csl::drafts(&reply).into_iter();
+        let mut drafts = Vec::new();
+        for (i, r) in read.into_iter().enumerate() {
+            let task = TaskId {
+                top: i as u32 + 1,
+                sub: None,
+            };
+            match r {
+                Ok(_) => {
+                    let Some(mut draft) = printed_drafts.next() else {
+                        break;
+                    };
+                    relocate(&mut draft, lines[i], task.top);
+                    drafts.push(draft);
+                }
                 Err(why) => {
                     let at = Located {
                         raw: ops[i].raw,
@@ -524,54 +621,31 @@ impl<'t> Reader<'t> {
                     self.push(
                         at.offset,
                         DiagnosticKind::InvalidJsonOperation,
-                        why,
+                        why.clone(),
                         CSL_TREE_FORM,
                     );
-                    return Vec::new();
+                    if let Some(d) = self.diagnostics.last_mut() {
+                        d.task = Some(task);
+                    }
+                    drafts.push(Draft::invalid(task, lines[i], OpKind::Tasks, why));
                 }
             }
-        }
-        let delims = unused_delimiters(&tree);
-        let printed = crate::csl::print::print(&tree, &delims);
-        let reply = crate::csl::parse(&printed, &delims);
-        for d in &reply.diagnostics {
-            if d.kind == DiagnosticKind::NoOperations {
-                continue;
-            }
-            let line = d
-                .task
-                .and_then(|t| lines.get(t.top as usize - 1))
-                .copied()
-                .unwrap_or(1);
-            let start = line_start(self.text, line);
-            self.diagnostics.push(Diagnostic {
-                line,
-                column: 1,
-                line_start: start,
-                span: Span::new(start, start),
-                ..d.clone()
-            });
-        }
-        if reply.has_fatal() {
-            return Vec::new();
-        }
-        let mut drafts = super::csl::drafts(&reply);
-        for (draft, line) in drafts.iter_mut().zip(&lines) {
-            relocate(draft, *line);
         }
         drafts
     }
 }
 
-/// Gives a draft read from printed CSL the line of its JSON object.
-fn relocate(draft: &mut Draft, line: u32) {
+/// Gives a draft read from printed CSL the line and number of its JSON
+/// object.
+fn relocate(draft: &mut Draft, line: u32, top: u32) {
     draft.line = line;
+    draft.task.top = top;
     for reason in &mut draft.invalid {
         reason.0 = line;
     }
     if let Some(Action::Block(children)) = &mut draft.action {
         for child in children {
-            relocate(child, line);
+            relocate(child, line, top);
         }
     }
 }
@@ -579,8 +653,12 @@ fn relocate(draft: &mut Draft, line: u32) {
 /// Whether the list is the CSL tree form (`"type": "WRITE"`, …).
 fn is_csl_tree(ops: &[Located<'_>]) -> bool {
     ops.first().is_some_and(|op| {
-        serde_json::from_str::<Map<String, Value>>(op.raw.get())
-            .is_ok_and(|m| m.get("type").is_some_and(Value::is_string) && !m.contains_key("op"))
+        serde_json::from_str::<Map<String, Value>>(op.raw.get()).is_ok_and(|m| {
+            m.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| ["WRITE", "SEARCH", "RUN", "TASKS"].contains(&t))
+                && !m.contains_key("op")
+        })
     })
 }
 
@@ -705,9 +783,13 @@ fn raw_list<'t>(raw: &'t RawValue, key: &str) -> Option<Vec<&'t RawValue>> {
 }
 
 /// Typed access to an operation's fields, with messages that name them.
+/// A missing or mistyped field is an error (no operation can be built);
+/// an empty pattern or command is a problem noted in `soft`, as CSL notes
+/// it, so that the operation's paths are still checked like CSL's.
 struct Fields<'m> {
     map: &'m Map<String, Value>,
     op: &'m str,
+    soft: std::cell::RefCell<Vec<String>>,
 }
 
 impl Fields<'_> {
@@ -737,7 +819,9 @@ impl Fields<'_> {
     fn nonblank(&self, key: &str, message: &str) -> Result<String, String> {
         let s = self.string(key)?;
         if s.trim().is_empty() {
-            return Err(format!("{message} (\"{key}\")"));
+            self.soft
+                .borrow_mut()
+                .push(format!("{message} (\"{key}\")"));
         }
         Ok(s)
     }
@@ -888,11 +972,13 @@ impl serde::Serialize for OpForm<'_> {
         };
         map.serialize_entry("op", &op)?;
         map.serialize_entry("source_line", &d.line)?;
+        // Why it is skipped, so that reading it back skips it too.
+        if !d.invalid.is_empty() {
+            let reasons: Vec<&str> = d.invalid.iter().map(|(_, why)| why.as_str()).collect();
+            map.serialize_entry("invalid", &reasons)?;
+        }
         match &d.action {
-            None => {
-                let reasons: Vec<&str> = d.invalid.iter().map(|(_, why)| why.as_str()).collect();
-                map.serialize_entry("invalid", &reasons)?;
-            }
+            None => {}
             Some(Action::Write {
                 path,
                 content,
@@ -1029,7 +1115,9 @@ mod tests {
         let text = "[\n{\"op\": \"write\", \"path\": \"a\"},\n{\"op\": \"frob\"},\n{\"op\": \"search\", \"path\": \"a\", \"search\": \" \", \"replace\": \"\"}\n]";
         let (drafts, diags) = drafts(text);
         assert_eq!(drafts.len(), 3);
-        assert!(drafts.iter().all(|d| d.action.is_none()));
+        assert!(drafts[..2].iter().all(|d| d.action.is_none()));
+        // An empty pattern is invalid as in CSL; its path is still read.
+        assert!(drafts[2].action.is_some());
         assert_eq!(
             diags,
             [

@@ -215,7 +215,13 @@ pub fn parse<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {
-        let what = format!("a {} block", block.syntax.title());
+        let title = block.syntax.title();
+        let article = if title.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        let what = format!("{article} {title} block");
         let reason = format!(
             "this reply is read as {} (one syntax per reply), so this {} block was not applied",
             syntax.title(),

@@ -9,7 +9,7 @@ use crate::git::snapshot::Snapshot;
 use crate::git::tree::Changed;
 use crate::git::worktree::{Plan as WorktreePlan, WorktreeUpdate};
 use crate::git::{ObjectId, Repository};
-use crate::report::text::task_lines;
+use crate::report::text::task_lines_without_output;
 use crate::report::{Status, Tally, TaskReport};
 
 use super::verify::Verified;
@@ -229,6 +229,6 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
     if summary.is_empty() {
         summary = "apply reply".to_string();
     }
-    let body: String = reports.iter().map(task_lines).collect();
+    let body: String = reports.iter().map(task_lines_without_output).collect();
     format!("[clada:post] {summary}\n\n{body}\nClada-Reply: {reply_blob}\nClada-Tasks: {tally}\n")
 }

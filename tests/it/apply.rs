@@ -640,3 +640,99 @@ fn errors_before_the_report_are_json_too_when_json_was_asked_for() {
     let a = apply(dir.path(), &["-"], EDIT).code(2);
     assert_eq!(json(&a)["status"], "error");
 }
+
+/// The operations beyond WRITE, SEARCH and RUN, end to end in a
+/// repository: JSON report, undo and redo of renames and deletions.
+#[test]
+fn json_moves_and_deletes_are_undone_and_redone() {
+    let dir = repo(&[("a.txt", "a\n"), ("d/b.txt", "b\n"), ("d/c.txt", "c\n")]);
+    let reply = r#"[{"op": "move", "from": "a.txt", "to": "x/a.txt"},
+                    {"op": "delete", "path": "d", "recursive": true},
+                    {"op": "read", "glob": "**", "base": ""}]"#;
+    let done = apply(dir.path(), &["--format", "json", "-"], reply).success();
+    let report = json(&done);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["syntax"], "json");
+    assert_eq!(report["tasks"][0]["op"], "MOVE");
+    assert_eq!(report["tasks"][2]["output"], "x/a.txt\n");
+    assert!(!dir.path().join("a.txt").exists());
+    assert!(!dir.path().join("d").exists(), "the emptied directory goes");
+    assert_eq!(read(dir.path(), "x/a.txt"), "a\n");
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    clada(dir.path(), dir.path()).arg("undo").assert().success();
+    assert_eq!(read(dir.path(), "a.txt"), "a\n");
+    assert_eq!(read(dir.path(), "d/b.txt"), "b\n");
+    assert!(!dir.path().join("x").exists());
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    clada(dir.path(), dir.path()).arg("redo").assert().success();
+    assert_eq!(read(dir.path(), "x/a.txt"), "a\n");
+    assert!(!dir.path().join("d/b.txt").exists());
+}
+
+#[test]
+fn json_operations_work_without_git_and_a_failed_block_restores_deletions() {
+    let dir = scratch();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    std::fs::write(root.join("d/b.txt"), "b\n").unwrap();
+    let reply = r#"[
+      {"op": "tasks", "ops": [
+        {"op": "delete", "path": "d", "recursive": true},
+        {"op": "move", "from": "a.txt", "to": "m/a.txt"},
+        {"op": "insert", "path": "m/a.txt", "line": 7, "text": "no such line"}
+      ]},
+      {"op": "mkdir", "path": "made/here"},
+      {"op": "read", "list": ""}
+    ]"#;
+    let done = apply(root, &["--no-git", "-"], reply).code(1);
+    let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+    assert!(
+        said.contains("[task-1] ERROR: TASKS - task 1.3 failed; block rolled back"),
+        "{said}"
+    );
+    assert_eq!(read(root, "a.txt"), "a\n");
+    assert_eq!(read(root, "d/b.txt"), "b\n");
+    assert!(
+        !root.join("m").exists(),
+        "the directory the move made is gone"
+    );
+    assert!(
+        root.join("made/here").is_dir(),
+        "without git mkdir is on disk"
+    );
+    assert!(said.contains("[task-3:read] made/\n"), "{said}");
+    // Applied for real, it moves and deletes on disk.
+    let reply = r#"[{"op": "move", "from": "d", "to": "e"}, {"op": "delete", "path": "a.txt"}]"#;
+    apply(root, &["--no-git", "-"], reply).success();
+    assert_eq!(read(root, "e/b.txt"), "b\n");
+    assert!(!root.join("d").exists() && !root.join("a.txt").exists());
+    // --atomic undoes everything, deletions included.
+    let reply = r#"[{"op": "delete", "path": "e", "recursive": true}, {"op": "delete", "path": "missing"}]"#;
+    apply(root, &["--no-git", "--atomic", "-"], reply).code(1);
+    assert_eq!(read(root, "e/b.txt"), "b\n");
+}
+
+#[test]
+fn a_reply_without_operations_exits_1_and_changes_nothing() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    std::fs::write(dir.path().join("untracked.txt"), "u\n").unwrap();
+    let done = apply(
+        dir.path(),
+        &["--format", "json", "-"],
+        "Sure, here is the plan.\n",
+    )
+    .code(1);
+    let report = json(&done);
+    assert_eq!(report["status"], "no_operations");
+    assert_eq!(report["exit_code"], 1);
+    assert!(
+        report["message"]
+            .as_str()
+            .unwrap()
+            .contains("git clada prompt"),
+        "{report}"
+    );
+    // No pre snapshot, no commit.
+    assert_eq!(out(dir.path(), &["rev-list", "--count", "HEAD"]), "1");
+}

@@ -234,3 +234,24 @@ fn prompt_prints_a_guide_whose_examples_parse_cleanly() {
             "0 fatal, 0 invalid, 0 warnings: ok",
         ));
 }
+
+/// The pipe the JSON front end is for: parse output applied as a reply.
+#[test]
+fn parse_output_applies_as_a_json_reply() {
+    let dir = crate::common::repo(&[("a.txt", "old\n")]);
+    let reply = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n\
+                 <---WRITE file=\"b.txt\"--->\n<---SEARCH is content here\n<---END--->\n";
+    std::fs::write(dir.path().join(".git/reply.md"), reply).unwrap();
+    let parsed = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", ".git/reply.md"])
+        .assert()
+        .success();
+    let json = String::from_utf8(parsed.get_output().stdout.clone()).unwrap();
+    assert!(json.starts_with("{\"syntax\":\"csl\""), "{json}");
+    crate::common::apply(dir.path(), &["--syntax", "json", "-"], &json).success();
+    assert_eq!(crate::common::read(dir.path(), "a.txt"), "new\n");
+    assert_eq!(
+        crate::common::read(dir.path(), "b.txt"),
+        "<---SEARCH is content here\n"
+    );
+}

@@ -39,9 +39,9 @@ pub fn post_commit(repo: Repository) -> Result<Outcome, CliError> {
     let choice = crate::cli::apply::syntax_choice(None, Some(&repo))?;
     let reply = parse_input(&input, choice, &delims);
     // A message without edits is an ordinary commit: not a word. Nor is
-    // one read as anything but CSL or JSON that has no operation (prose
-    // that happens to hold a diff is not a request either).
-    if reply.is_empty() || (reply.drafts.is_empty() && !reply.has_fatal()) {
+    // one in a syntax this version does not read: a message that shows a
+    // diff to explain the change is not a request.
+    if reply.is_empty() || !reply.syntax.is_read() {
         return Ok(Outcome::Success);
     }
     let short = repo.short(commit);
