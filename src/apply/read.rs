@@ -255,3 +255,88 @@ fn glob<F: Files>(files: &F, pattern: &str, base: &RepoPath, out: &mut Capped) -
     }
     Ok((format!("found {}", plural(found, "file")), Vec::new()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::dir::DirFiles;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        std::fs::write(root.join("src/deep/c.rs"), "fn c() {}\n").unwrap();
+        std::fs::write(root.join("src/notes.md"), "fn in prose\n").unwrap();
+        std::fs::write(root.join("bin.dat"), b"fn\0binary").unwrap();
+        dir
+    }
+
+    fn path(p: &str) -> RepoPath {
+        RepoPath::from_checked(p)
+    }
+
+    fn run(root: &std::path::Path, read_: Read, max: usize) -> (Result<String, String>, String) {
+        let files = DirFiles::new(root);
+        let done = read(&files, &read_, max);
+        let outcome = done
+            .outcome
+            .map(|(m, _)| m)
+            .map_err(|f| f.error_type.unwrap_or("").to_string());
+        (outcome, done.output)
+    }
+
+    #[test]
+    fn grep_glob_and_list_see_what_is_there() {
+        let dir = tree();
+        let grep = Read::Grep {
+            pattern: r"^fn \w\(".into(),
+            path: path(""),
+            include: Some("*.rs".into()),
+        };
+        let (done, output) = run(dir.path(), grep, 1000);
+        assert_eq!(done.as_deref(), Ok("found 3 matching lines in 2 files"));
+        assert_eq!(
+            output,
+            "src/a.rs:1:fn a() {}\nsrc/a.rs:2:fn b() {}\nsrc/deep/c.rs:1:fn c() {}\n"
+        );
+        let glob = Read::Glob {
+            pattern: "**/*.rs".into(),
+            base: path("src"),
+        };
+        let (_, output) = run(dir.path(), glob, 1000);
+        assert_eq!(output, "src/a.rs\nsrc/deep/c.rs\n");
+        let (done, output) = run(dir.path(), Read::List(path("src")), 1000);
+        assert_eq!(done.as_deref(), Ok("listed 3 entries"));
+        assert_eq!(output, "a.rs\ndeep/\nnotes.md\n");
+        let (done, _) = run(dir.path(), Read::List(path("src/a.rs")), 1000);
+        assert_eq!(done, Err("not_a_directory".into()));
+    }
+
+    #[test]
+    fn output_stops_at_max_output_and_says_so() {
+        let dir = tree();
+        let files = DirFiles::new(dir.path());
+        let done = read(
+            &files,
+            &Read::Files(vec![path("src/a.rs"), path("bin.dat")]),
+            25,
+        );
+        assert_eq!(done.output, "=== src/a.rs ===\n");
+        let (_, details) = done.outcome.ok().unwrap();
+        assert!(
+            details[0].contains("--max-output (25 bytes)"),
+            "{details:?}"
+        );
+        let done = read(
+            &files,
+            &Read::Files(vec![path("bin.dat"), path("nope")]),
+            1000,
+        );
+        assert_eq!(done.output, "=== bin.dat ===\n(binary file, 9 bytes)\n");
+        assert_eq!(
+            done.outcome.err().unwrap().error_type,
+            Some("file_not_found")
+        );
+    }
+}

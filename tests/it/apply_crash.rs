@@ -640,3 +640,37 @@ fn a_held_lock_times_out_with_exit_2() {
     assert_eq!(f.read("a.txt").as_deref(), Some(A_NEW));
     assert!(!f.git_path("clada.lock").exists(), "lock left");
 }
+
+#[test]
+fn a_file_the_user_edits_during_a_move_is_kept_where_it_was() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.reply("move.json"),
+        r#"[{"op": "move", "from": "b.txt", "to": "moved/b.txt"}, {"op": "delete", "path": "sub", "recursive": true}]"#,
+    )
+    .unwrap();
+    let paused = Paused::start(
+        f.apply("move.json", &[], &[]),
+        "journal-written",
+        f.dir.join("pause"),
+    );
+    f.write("b.txt", "b edited while the move ran\n");
+    let out = paused.release();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("kept b.txt")),
+        "{}",
+        text(&out)
+    );
+    // The user's edit stays; the moved copy and the deletion reach disk.
+    assert_eq!(
+        f.read("b.txt").as_deref(),
+        Some("b edited while the move ran\n")
+    );
+    // The fixture's own uncommitted edit of b.txt went into pre, and moved.
+    assert_eq!(f.read("moved/b.txt").as_deref(), Some(B_USER));
+    assert_eq!(f.read("sub/d.txt"), None);
+    assert_eq!(f.git(&["show", "main:moved/b.txt"]), B_USER);
+    assert_eq!(f.status(), "?? b.txt\n");
+}
