@@ -58,7 +58,10 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         .flatten();
     let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
     let input = ReplyInput::read(args.input.as_deref())?;
-    let parsed = parse_input(&input, choice, &delims);
+    let parsed = match input.too_large {
+        Some(_) => parse_input(&input, choice, &delims),
+        None => crate::syntax::check(&input.bytes, choice, &delims),
+    };
     write_stdout(|out| match args.format {
         Format::Json => {
             serde_json::to_writer(&mut *out, &parsed).map_err(std::io::Error::from)?;

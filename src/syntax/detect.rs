@@ -20,38 +20,72 @@ pub struct Block {
     pub line: u32,
 }
 
-/// The lines of `text` without their line ends (LF, CRLF).
-fn lines(text: &str) -> Vec<&str> {
-    text.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect()
+/// The line that starts at byte `pos` of `text`, without its line end
+/// (LF, CRLF), and where the next one starts; `None` past the end.
+fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
+    if pos >= text.len() {
+        return None;
+    }
+    let rest = &text[pos..];
+    let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+        Some(n) => (&rest[..n], pos + n + 1),
+        None => (rest, text.len()),
+    };
+    Some((line.strip_suffix('\r').unwrap_or(line), next))
 }
 
-/// Every block in `text`, in document order.
+/// Every block in `text`, in document order. One pass, no copy of the
+/// lines: most lines are passed over on their first byte.
 pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
-    let lines = lines(text);
+    let csl_first = delims.start.as_bytes().first().copied();
     let mut found = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let Some((syntax, close)) = opener(&lines, i, delims) else {
-            i += 1;
+    let (mut pos, mut line_no) = (0, 1u32);
+    while let Some((line, next)) = line_at(text, pos) {
+        let first = line.as_bytes().first().copied();
+        let candidate = first
+            .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
+        let opened = if candidate {
+            opener(text, pos, line, next, delims)
+        } else {
+            None
+        };
+        let Some((syntax, close)) = opened else {
+            pos = next;
+            line_no += 1;
             continue;
         };
         found.push(Block {
             syntax,
-            line: i as u32 + 1,
+            line: line_no,
         });
-        i = close.map_or(i + 1, |end| end + 1);
+        let end = close.unwrap_or(next);
+        line_no += memchr::memchr_iter(b'\n', &text.as_bytes()[pos..end]).count() as u32;
+        pos = end;
     }
     found
 }
 
-/// The syntax whose block opens at line `i`, and the index of its closing
-/// line (`None`: it never closes, or has no closing line of its own).
-fn opener(lines: &[&str], i: usize, delims: &Delimiters) -> Option<(Syntax, Option<usize>)> {
-    let line = lines[i];
+/// The syntax whose block opens with `line` (at `pos`, the next line at
+/// `next`), and where the line after its closing line starts (`None`: it
+/// never closes, or has no closing line of its own).
+fn opener(
+    text: &str,
+    pos: usize,
+    line: &str,
+    next: usize,
+    delims: &Delimiters,
+) -> Option<(Syntax, Option<usize>)> {
     let first = *line.as_bytes().first()?;
-    let until = |pred: &dyn Fn(&str) -> bool| (i + 1..lines.len()).find(|&j| pred(lines[j]));
+    let until = |pred: &dyn Fn(&str) -> bool| {
+        let mut at = next;
+        while let Some((l, after)) = line_at(text, at) {
+            if pred(l) {
+                return Some(after);
+            }
+            at = after;
+        }
+        None
+    };
     // CSL first: its delimiters are configurable and may start with any
     // character.
     if let Some(rest) = line.strip_prefix(delims.start.as_str()) {
@@ -68,8 +102,7 @@ fn opener(lines: &[&str], i: usize, delims: &Delimiters) -> Option<(Syntax, Opti
     }
     match first {
         b'<' => {
-            if let Some(n) = conflict_marker(line, b'<', "SEARCH") {
-                let _ = n;
+            if conflict_marker(line, b'<', "SEARCH").is_some() {
                 return Some((
                     Syntax::Aider,
                     until(&|l| {
@@ -85,7 +118,7 @@ fn opener(lines: &[&str], i: usize, delims: &Delimiters) -> Option<(Syntax, Opti
                 let self_closing = line.trim_end().ends_with("/>");
                 let close = format!("</{name}>");
                 let end = if self_closing || line.contains(&close) {
-                    Some(i)
+                    Some(next)
                 } else {
                     until(&|l| l.trim_start().starts_with(&close))
                 };
@@ -99,20 +132,22 @@ fn opener(lines: &[&str], i: usize, delims: &Delimiters) -> Option<(Syntax, Opti
                     until(&|l| conflict_marker(l, b'+', "REPLACE").is_some()),
                 ));
             }
-            diff_header(lines, i)
+            diff_header(text, pos)
         }
         b'd' if line.starts_with("diff --git ") => {
             // The `---`/`+++` pair after it opens the block; a header of
             // its own (a rename, a mode change) is a block too.
-            let header_end = (i + 1..lines.len())
-                .take_while(|&j| {
-                    !lines[j].starts_with("diff --git ") && !lines[j].starts_with("@@")
-                })
-                .find(|&j| lines[j].starts_with("--- "));
-            match header_end {
-                Some(j) => diff_header(lines, j),
-                None => Some((Syntax::Diff, None)),
+            let mut at = next;
+            while let Some((l, after)) = line_at(text, at) {
+                if l.starts_with("diff --git ") || l.starts_with("@@") {
+                    break;
+                }
+                if l.starts_with("--- ") {
+                    return diff_header(text, at);
+                }
+                at = after;
             }
+            Some((Syntax::Diff, None))
         }
         b'*' if line.trim() == "*** Begin Patch" => {
             Some((Syntax::Patch, until(&|l| l.trim() == "*** End Patch")))
@@ -177,18 +212,16 @@ fn cml_opener(line: &str) -> Option<&'static str> {
     })
 }
 
-/// A unified diff's file header at line `i` (`--- ` then `+++ `, then a
-/// hunk): the block runs over the hunks that follow.
-fn diff_header(lines: &[&str], i: usize) -> Option<(Syntax, Option<usize>)> {
-    if !lines[i].starts_with("--- ") || !lines.get(i + 1)?.starts_with("+++ ") {
+/// A unified diff's file header at byte `pos` (`--- ` then `+++ `, then
+/// a hunk): the block runs over the hunks that follow.
+fn diff_header(text: &str, pos: usize) -> Option<(Syntax, Option<usize>)> {
+    let (minus, at) = line_at(text, pos)?;
+    let (plus, at) = line_at(text, at)?;
+    let (hunk, mut end) = line_at(text, at)?;
+    if !minus.starts_with("--- ") || !plus.starts_with("+++ ") || !hunk.starts_with("@@") {
         return None;
     }
-    if !lines.get(i + 2)?.starts_with("@@") {
-        return None;
-    }
-    let mut end = i + 2;
-    while end + 1 < lines.len() {
-        let next = lines[end + 1];
+    while let Some((next, after)) = line_at(text, end) {
         let hunk_line = next.starts_with("@@")
             || next.starts_with(' ')
             || next.starts_with('+')
@@ -198,7 +231,7 @@ fn diff_header(lines: &[&str], i: usize) -> Option<(Syntax, Option<usize>)> {
         if !hunk_line {
             break;
         }
-        end += 1;
+        end = after;
     }
     Some((Syntax::Diff, Some(end)))
 }
@@ -308,6 +341,15 @@ mod tests {
             Some(Syntax::Diff)
         );
         assert_eq!(choose(&[]), None);
+    }
+
+    #[test]
+    fn blocks_carry_their_line_numbers() {
+        let text = "prose\r\n<---WRITE file=\"a\"--->\r\nx\r\n<---END--->\r\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\n*** Begin Patch\n*** End Patch";
+        assert_eq!(
+            syntaxes(text),
+            [(Syntax::Csl, 2), (Syntax::Diff, 6), (Syntax::Patch, 12)]
+        );
     }
 
     #[test]

@@ -157,6 +157,9 @@ impl Parsed<'_> {
 
     /// Whether any operation, top level or in a block, runs commands.
     pub fn has_run(&self) -> bool {
+        if let Some(reply) = &self.csl {
+            return reply.has_run();
+        }
         fn any(drafts: &[Draft]) -> bool {
             drafts.iter().any(|d| match &d.action {
                 Some(crate::plan::Action::Run { .. }) => true,
@@ -170,7 +173,11 @@ impl Parsed<'_> {
     /// Whether the reply asks for nothing at all: no operation, valid or
     /// not, and nothing dropped.
     pub fn is_empty(&self) -> bool {
-        self.drafts.is_empty() && self.dropped.is_empty() && !self.has_fatal()
+        let no_operations = match &self.csl {
+            Some(reply) => reply.operations.is_empty(),
+            None => self.drafts.is_empty(),
+        };
+        no_operations && self.dropped.is_empty() && !self.has_fatal()
     }
 
     pub fn counts(&self) -> crate::csl::Counts {
@@ -181,11 +188,22 @@ impl Parsed<'_> {
 /// Reads a reply's bytes (already within the size limit) in the syntax
 /// `choice` names or, for `auto`, the one detection picks.
 pub fn parse<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed<'a> {
+    parse_as(bytes, choice, delims, true)
+}
+
+/// [`parse`] for `git clada parse`, which shows a CSL reply's tree and
+/// never plans it: a CSL reply gets no drafts (they would copy every
+/// content of a 20 MB reply once more for nothing).
+pub fn check<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed<'a> {
+    parse_as(bytes, choice, delims, false)
+}
+
+fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool) -> Parsed<'a> {
     let decoded = crate::csl::input::decode(bytes);
     if decoded.diagnostic.is_some() {
         // Invalid UTF-8 is fatal whatever the syntax; CSL's parse reports
         // it with every other problem.
-        return from_csl(crate::csl::parse_bytes(bytes, delims), delims, Vec::new());
+        return from_csl(crate::csl::parse_bytes(bytes, delims), delims, plan);
     }
     let text: &'a str = match decoded.text {
         Cow::Borrowed(text) => text,
@@ -210,7 +228,7 @@ pub fn parse<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed
         .copied()
         .collect();
     let mut parsed = match syntax {
-        Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, Vec::new()),
+        Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
         other => unsupported(text, other, &blocks),
     };
@@ -250,20 +268,19 @@ pub fn parse<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed
     parsed
 }
 
-fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, dropped: Vec<Dropped>) -> Parsed<'a> {
+/// A CSL reply; `plan`: with its drafts.
+fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a> {
     let fatal = reply.has_fatal();
-    let mut dropped_all = csl::dropped(&reply, delims);
-    dropped_all.extend(dropped);
     Parsed {
         syntax: Syntax::Csl,
-        drafts: if fatal {
+        drafts: if fatal || !plan {
             Vec::new()
         } else {
             csl::drafts(&reply)
         },
         diagnostics: reply.diagnostics.clone(),
         source: reply.source.clone(),
-        dropped: dropped_all,
+        dropped: csl::dropped(&reply, delims),
         csl: Some(reply),
     }
 }
