@@ -77,13 +77,28 @@ pub enum PathError {
         "protected_path: {0:?} is inside .clada (the project's own policy; a reply cannot change it)"
     )]
     Clada(String),
+    /// A tab, line break or other control character: git stores such a
+    /// name, but it reaches terminals and commit subjects raw and the
+    /// history commands cannot handle it.
+    #[error("invalid_path: {0:?} contains a control character")]
+    Control(String),
+    /// A name the filesystem cannot hold, or a path deeper than git reads.
+    #[error("invalid_path: {0:?} has {1}")]
+    TooLong(String, &'static str),
 }
+
+/// The longest name a filesystem holds (ext4, APFS, NTFS: 255 bytes).
+const MAX_NAME: usize = 255;
+
+/// The deepest path git reads (`core.maxTreeDepth`'s default).
+const MAX_DEPTH: usize = 4096;
 
 impl PathError {
     /// The stable error type of the apply report (apply.md §2).
     pub fn error_type(&self) -> &'static str {
         match self {
             PathError::Git(_) | PathError::Clada(_) => "protected_path",
+            PathError::Control(_) | PathError::TooLong(..) => "invalid_path",
             _ => "path_escape",
         }
     }
@@ -101,6 +116,9 @@ pub fn repo_path(raw: &str) -> Result<RepoPath, PathError> {
 pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathError> {
     if raw.contains('\0') {
         return Err(PathError::Nul);
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(PathError::Control(raw.to_string()));
     }
     let slashed = raw.replace('\\', "/");
     if slashed.trim().is_empty() {
@@ -146,6 +164,18 @@ pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathErr
             "../".repeat(ups)
         };
         return Ok(RepoPath(format!("{prefix}{}", parts.join("/"))));
+    }
+    if parts.iter().any(|p| p.len() > MAX_NAME) {
+        return Err(PathError::TooLong(
+            raw.to_string(),
+            "a name longer than 255 bytes, which no filesystem holds",
+        ));
+    }
+    if parts.len() > MAX_DEPTH {
+        return Err(PathError::TooLong(
+            raw.to_string(),
+            "more than 4096 directories, deeper than git reads",
+        ));
     }
     if parts.is_empty() {
         // "." or "a/..": the root itself. Fine for a RUN dir, not a file;
@@ -249,6 +279,23 @@ impl Op {
             Op::Insert { .. } => OpKind::Insert,
             Op::Mkdir { .. } => OpKind::Mkdir,
             Op::Read(_) => OpKind::Read,
+        }
+    }
+
+    /// Every path the operation names (files, directories, RUN's `dir`).
+    pub fn paths(&self) -> Vec<&RepoPath> {
+        match self {
+            Op::Write { path, .. }
+            | Op::Search { path, .. }
+            | Op::Delete { path, .. }
+            | Op::Insert { path, .. }
+            | Op::Mkdir { path } => vec![path],
+            Op::Move { from, to, .. } => vec![from, to],
+            Op::Run { dir, .. } => dir.iter().collect(),
+            Op::Read(Read::Files(paths)) => paths.iter().collect(),
+            Op::Read(Read::List(p) | Read::Grep { path: p, .. } | Read::Glob { base: p, .. }) => {
+                vec![p]
+            }
         }
     }
 
@@ -676,6 +723,73 @@ fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
     }
 }
 
+/// Refuses, before anything runs, every operation with a path that has a
+/// component `refuses` names a reason for (git's own rules about names,
+/// `git::paths::refused_name`): the task is skipped as `protected_path`,
+/// a block whole, the others untouched.
+pub fn refuse_names(tasks: Vec<Task>, refuses: &dyn Fn(&str) -> Option<String>) -> Vec<Task> {
+    const TYPE: &str = "protected_path";
+    let reason = |step: &Step| -> Option<String> {
+        // A path outside the repository (--allow-escape) is not a tree's;
+        // the root ("") has no name.
+        step.op
+            .paths()
+            .into_iter()
+            .filter(|p| !p.escapes() && !p.as_str().is_empty())
+            .find_map(|path| {
+                path.components().find_map(|name| {
+                    refuses(name).map(|why| {
+                        format!(
+                            "{TYPE}: git refuses the name {name:?} in {:?}: {why}",
+                            path.as_str()
+                        )
+                    })
+                })
+            })
+    };
+    tasks
+        .into_iter()
+        .map(|task| match task {
+            Task::Single(step) => match reason(&step) {
+                Some(why) => Task::Skipped {
+                    task: step.task,
+                    line: step.line,
+                    skip: Skip {
+                        kind: step.op.kind(),
+                        target: step.op.target(),
+                        reasons: vec![(step.line, why)],
+                        error_type: Some(TYPE),
+                    },
+                },
+                None => Task::Single(step),
+            },
+            Task::Block { task, line, steps } => {
+                let reasons: Vec<(u32, String)> = steps
+                    .iter()
+                    .filter_map(|s| {
+                        reason(s).map(|why| (s.line, format!("task {}: {why}", s.task)))
+                    })
+                    .collect();
+                if reasons.is_empty() {
+                    Task::Block { task, line, steps }
+                } else {
+                    Task::Skipped {
+                        task,
+                        line,
+                        skip: Skip {
+                            kind: OpKind::Tasks,
+                            target: None,
+                            reasons,
+                            error_type: Some(TYPE),
+                        },
+                    }
+                }
+            }
+            other => other,
+        })
+        .collect()
+}
+
 /// Refuses every RUN before anything runs, where commands may not run at
 /// all (a server without `clada.serverRun`). A RUN task, or a TASKS block
 /// holding one, becomes a skipped task with the error type
@@ -761,6 +875,13 @@ mod tests {
         ] {
             assert_eq!(kind(raw), Err("path_escape"), "{raw:?}");
         }
+        for raw in ["a\tb.txt", "new\nline", "esc\u{1b}[31m", "del\u{7f}"] {
+            assert_eq!(kind(raw), Err("invalid_path"), "{raw:?}");
+        }
+        let long = "x".repeat(256);
+        assert_eq!(kind(&format!("d/{long}")), Err("invalid_path"));
+        assert!(repo_path(&"x".repeat(255)).is_ok());
+        assert_eq!(kind(&"d/".repeat(4097)), Err("invalid_path"));
         for raw in [
             ".git/config",
             ".GIT/hooks/x",

@@ -27,6 +27,7 @@ pub mod hooks;
 pub mod inbox;
 mod index_file;
 pub mod lock;
+pub mod paths;
 pub mod quarantine;
 pub mod scratch;
 pub mod snapshot;

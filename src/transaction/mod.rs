@@ -34,7 +34,7 @@ use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::WorktreeUpdate;
 use crate::git::{ObjectId, Repository};
 use crate::history::commits;
-use crate::plan::{Task, plan, refuse_run};
+use crate::plan::{Task, plan, refuse_names, refuse_run};
 use crate::report::{Tally, TaskReport};
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 use crate::run::{Ask, Limits, OnLine, Runner};
@@ -243,10 +243,13 @@ pub fn no_operations(parsed: &Parsed<'_>) -> Applied {
     )
 }
 
-/// The tasks of a reply: its plan, then a SKIP task for each block it
-/// dropped (numbered after the last task).
+/// The tasks of a reply: its plan (git's rules about names applied), then
+/// a SKIP task for each block it dropped (numbered after the last task).
 pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool) -> Vec<Task> {
-    let mut tasks = plan(&parsed.drafts, allow_escape);
+    let mut tasks = refuse_names(
+        plan(&parsed.drafts, allow_escape),
+        &crate::git::paths::refused_name,
+    );
     let after = parsed.drafts.last().map_or(0, |d| d.task.top);
     for (next, dropped) in (after + 1..).zip(&parsed.dropped) {
         tasks.push(Task::Skipped {
