@@ -11,7 +11,7 @@ use crate::report::{Status, TaskReport};
 use crate::run::Runner;
 
 use super::files::{FileData, Files, Workspace};
-use super::search::{MatchMode, Search, SearchError, search};
+use super::search::{MatchMode, Search, SearchError, search_within};
 use super::write::{Write, write};
 
 /// Settings that change how operations behave.
@@ -26,7 +26,12 @@ pub struct ExecOptions {
     pub full_detail: bool,
     /// What a READ may show, in bytes (`--max-output`).
     pub max_output: usize,
+    /// The largest file an operation may leave (`clada.maxFileSize`).
+    pub max_file_size: usize,
 }
+
+/// The default of `clada.maxFileSize`: the size of the largest reply.
+pub const MAX_FILE_SIZE: usize = 50 * 1024 * 1024;
 
 impl Default for ExecOptions {
     fn default() -> Self {
@@ -36,6 +41,7 @@ impl Default for ExecOptions {
             allow_placeholders: false,
             full_detail: false,
             max_output: 10 * 1024 * 1024,
+            max_file_size: MAX_FILE_SIZE,
         }
     }
 }
@@ -202,7 +208,7 @@ fn run_step<F: Workspace>(
             overwrite,
         } => super::paths::move_path(files, from, to, *overwrite),
         Op::Mkdir { path } => super::paths::mkdir(files, path),
-        Op::Insert { path, line, text } => run_insert(files, path, *line, text),
+        Op::Insert { path, line, text } => run_insert(files, path, *line, text, options),
         Op::Read(read) => {
             let done = super::read::read(files, read, options.max_output);
             report.output = Some(done.output);
@@ -353,6 +359,17 @@ fn run_write<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     let existing = files.read(path)?;
+    let mut notes = Vec::new();
+    let content = match super::write::unfenced(path.as_str(), content) {
+        Some(inner) => {
+            notes.push(
+                "the content was wrapped in a ``` fence; the fence lines were left out of the file (a fence is markdown, not part of the file)"
+                    .to_string(),
+            );
+            inner
+        }
+        None => content,
+    };
     let w = Write {
         content,
         append,
@@ -376,6 +393,7 @@ fn run_write<F: Files>(
             });
         }
     };
+    too_large(path, bytes.len(), options)?;
     let n = lines_in(content);
     let message = match (&existing, append) {
         (None, _) => format!("created ({})", plural(n, "line")),
@@ -384,10 +402,33 @@ fn run_write<F: Files>(
     };
     let executable = existing.is_some_and(|f| f.executable);
     files.write(path, FileData { bytes, executable })?;
-    Ok((message, Vec::new()))
+    Ok((message, notes))
 }
 
-fn run_insert<F: Files>(files: &mut F, path: &RepoPath, after: usize, text: &str) -> Outcome {
+/// Refuses a result over `clada.maxFileSize`.
+fn too_large(path: &RepoPath, size: usize, options: &ExecOptions) -> Result<(), Failure> {
+    if size <= options.max_file_size {
+        return Ok(());
+    }
+    Err(Failure {
+        error_type: Some("file_too_large"),
+        message: format!(
+            "{path} would be {size} bytes; the limit is {} bytes",
+            options.max_file_size
+        ),
+        details: vec![
+            "keep files under the limit (git config clada.maxFileSize raises it)".to_string(),
+        ],
+    })
+}
+
+fn run_insert<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    after: usize,
+    text: &str,
+    options: &ExecOptions,
+) -> Outcome {
     use super::insert::{InsertError, insert};
     let Some(existing) = files.read(path)? else {
         return Err(Failure {
@@ -398,6 +439,7 @@ fn run_insert<F: Files>(files: &mut F, path: &RepoPath, after: usize, text: &str
     };
     match insert(&existing.bytes, after, text) {
         Ok(bytes) => {
+            too_large(path, bytes.len(), options)?;
             files.write(
                 path,
                 FileData {
@@ -446,7 +488,37 @@ fn run_search<F: Files>(
             ],
         });
     };
-    match search(&existing.bytes, s) {
+    if !options.allow_placeholders
+        && let Some(p) = super::write::replacement_placeholder(s.pattern, s.to, s.replacement)
+    {
+        return Err(Failure {
+            error_type: Some("placeholder_detected"),
+            message: format!(
+                "line {} of your replacement, `{}`, stands for code left out, and the replacement is shorter than what it replaces",
+                p.line, p.text
+            ),
+            details: vec![
+                "the matched text is replaced by exactly the replacement, so the left-out code would be deleted".to_string(),
+                "write the replacement in full, or make the pattern cover only the lines that change".to_string(),
+                "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
+            ],
+        });
+    }
+    match search_within(&existing.bytes, s, options.max_file_size) {
+        Ok(done) if done.bytes == existing.bytes => {
+            let where_ = match done.lines.as_slice() {
+                [one] => format!("line {one}"),
+                many => format!("lines {}", join(many)),
+            };
+            Ok((
+                format!(
+                    "nothing changed: the replacement is the same as the matched text ({where_})"
+                ),
+                vec![
+                    "if the edit is already in the file, it needs no resend; otherwise send the text as it should read after the change".to_string(),
+                ],
+            ))
+        }
         Ok(done) => {
             let mut lines = done.lines.clone();
             lines.dedup();
@@ -512,6 +584,10 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
             );
         }
         SearchError::Binary => {}
+        SearchError::TooLarge { .. } => details.push(
+            "replace fewer matches or with shorter text (git config clada.maxFileSize raises the limit)"
+                .to_string(),
+        ),
     }
     Failure {
         error_type,

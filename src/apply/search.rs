@@ -66,6 +66,14 @@ pub enum SearchError {
         lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
     )]
     AmbiguousWhitespace { lines: Vec<u32> },
+    #[error(
+        "file_too_large: replacing {matches} would make the file {size} bytes; the limit is {max} bytes"
+    )]
+    TooLarge {
+        matches: String,
+        size: usize,
+        max: usize,
+    },
 }
 
 impl SearchError {
@@ -73,6 +81,7 @@ impl SearchError {
     pub fn error_type(&self) -> &'static str {
         match self {
             SearchError::Binary => "binary_file",
+            SearchError::TooLarge { .. } => "file_too_large",
             _ => "match_count_mismatch",
         }
     }
@@ -95,6 +104,17 @@ fn expected_text(count: &Count) -> String {
 
 /// Runs `search` on `file` and returns the new content or why it failed.
 pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError> {
+    search_within(file, search, usize::MAX)
+}
+
+/// [`search`], refusing a result over `max_size` bytes before it is built
+/// (a few `count="all"` replacements by long text would otherwise grow a
+/// file until memory runs out).
+pub fn search_within(
+    file: &[u8],
+    search: &Search<'_>,
+    max_size: usize,
+) -> Result<Replaced, SearchError> {
     if is_binary(file) {
         return Err(SearchError::Binary);
     }
@@ -113,6 +133,16 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
     };
     if count_ok {
         let with = text.with_file_endings(search.replacement);
+        let removed: usize = ranges.iter().map(|r| r.len()).sum();
+        let size = (file.len() - removed.min(file.len()))
+            .saturating_add(with.len().saturating_mul(ranges.len()));
+        if size > max_size {
+            return Err(SearchError::TooLarge {
+                matches: matches_text(ranges.len()),
+                size,
+                max: max_size,
+            });
+        }
         let edits: Vec<(Range<usize>, Vec<u8>)> =
             ranges.iter().map(|r| (r.clone(), with.clone())).collect();
         return Ok(Replaced {

@@ -127,7 +127,7 @@ pub struct ApplyArgs {
     #[arg(long = "match", value_enum, value_name = "MODE")]
     pub match_mode: Option<MatchArg>,
 
-    /// Allow WRITE content with elision placeholders such as "// ... existing code ..."
+    /// Allow WRITE content and SEARCH replacements with elision placeholders such as "// ... existing code ..."
     #[arg(long)]
     pub allow_placeholders: bool,
 
@@ -251,6 +251,9 @@ pub(crate) fn resolve(
                 .unwrap_or(false),
             full_detail: error_detail >= ErrorDetail::Full,
             max_output: run.max_output,
+            max_file_size: layers
+                .get(None, "maxFileSize", super::config::parse_size, "a size")?
+                .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
         },
         run,
     };
