@@ -901,7 +901,10 @@ mod tests {
 
     fn plan_of(src: &str) -> Vec<Task> {
         let reply = csl::parse(src, &Delimiters::default());
-        plan(&crate::syntax::csl::drafts(&reply), false)
+        plan(
+            &crate::syntax::csl::drafts(&reply, &Delimiters::default()),
+            false,
+        )
     }
 
     #[test]

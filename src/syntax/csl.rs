@@ -6,23 +6,67 @@
 //! messages) stays in `csl/`; this file only reads its tree.
 
 use crate::csl::validate::{Count, parse_append, parse_count};
-use crate::csl::{Body, DiagnosticKind, Operation, Reply, Severity};
+use crate::csl::{
+    Body, Delimiters, Diagnostic, DiagnosticKind, OpKind, Operation, Reply, Severity,
+};
 use crate::plan::{Action, Draft};
 
 use super::Dropped;
 
 /// The drafts of a CSL reply without fatal errors, in document order.
-pub fn drafts(reply: &Reply<'_>) -> Vec<Draft> {
-    reply.operations.iter().map(|op| draft(reply, op)).collect()
+pub fn drafts(reply: &Reply<'_>, delims: &Delimiters) -> Vec<Draft> {
+    reply
+        .operations
+        .iter()
+        .map(|op| draft(reply, op, delims))
+        .collect()
 }
 
-fn draft(reply: &Reply<'_>, op: &Operation<'_>) -> Draft {
-    let invalid: Vec<(u32, String)> = reply
+/// Whether the diagnostic is a line inside an operation's content that
+/// starts another operation: most likely a forgotten END above it.
+fn next_operation_in_content(reply: &Reply<'_>, d: &Diagnostic, delims: &Delimiters) -> bool {
+    if d.kind != DiagnosticKind::MarkerInContent {
+        return false;
+    }
+    let Some(rest) = reply
+        .source
+        .get(d.line_start..)
+        .and_then(|text| text.strip_prefix(delims.start.as_str()))
+    else {
+        return false;
+    };
+    OpKind::CSL.into_iter().any(|k| {
+        rest.strip_prefix(k.name()).is_some_and(|after| {
+            !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
+}
+
+fn draft(reply: &Reply<'_>, op: &Operation<'_>, delims: &Delimiters) -> Draft {
+    let mut invalid: Vec<(u32, String)> = reply
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Invalid && d.task == Some(op.task))
         .map(|d| (d.line, d.message.clone()))
         .collect();
+    // The AST keeps such content as the spec says, but nothing runs on a
+    // guess: writing the next operation's marker and content into a file
+    // is how a forgotten END corrupts it (csl.md §6).
+    if let Some(d) = reply
+        .diagnostics
+        .iter()
+        .find(|d| d.task == Some(op.task) && next_operation_in_content(reply, d, delims))
+    {
+        invalid.push((
+            op.line,
+            format!(
+                "did you forget {s}END{e} above line {line}? Line {line} starts another operation, but as written it is part of this one's text, so nothing of it was applied; to write such a line on purpose, use other delimiters (--start-delimiter and --end-delimiter, or git config clada.startDelimiter / clada.endDelimiter)",
+                s = delims.start,
+                e = delims.end,
+                line = d.line
+            ),
+        ));
+    }
     // An empty value is already "Missing required attribute".
     let file = || {
         op.attr("file")
@@ -56,7 +100,10 @@ fn draft(reply: &Reply<'_>, op: &Operation<'_>) -> Draft {
             script: content.to_string(),
         }),
         Body::Tasks { operations } => Some(Action::Block(
-            operations.iter().map(|child| draft(reply, child)).collect(),
+            operations
+                .iter()
+                .map(|child| draft(reply, child, delims))
+                .collect(),
         )),
     };
     let missing = action.is_none() && invalid.is_empty();
@@ -79,7 +126,7 @@ fn draft(reply: &Reply<'_>, op: &Operation<'_>) -> Draft {
 
 /// Operations a CSL reply drops: a start marker indented off column 1 in
 /// prose is not a marker, so the operation it meant does not run.
-pub fn dropped(reply: &Reply<'_>, delims: &crate::csl::Delimiters) -> Vec<Dropped> {
+pub fn dropped(reply: &Reply<'_>, delims: &Delimiters) -> Vec<Dropped> {
     reply
         .diagnostics
         .iter()
@@ -88,7 +135,7 @@ pub fn dropped(reply: &Reply<'_>, delims: &crate::csl::Delimiters) -> Vec<Droppe
             let text = reply.source.get(d.line_start..)?;
             let text = text.lines().next()?.trim_start_matches([' ', '\t']);
             let name = text.strip_prefix(delims.start.as_str())?;
-            let kind = crate::csl::OpKind::CSL
+            let kind = OpKind::CSL
                 .into_iter()
                 .find(|k| name.starts_with(k.name()))?;
             Some(Dropped {

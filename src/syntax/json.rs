@@ -598,7 +598,7 @@ impl<'t> Reader<'t> {
         if reply.has_fatal() {
             return Vec::new();
         }
-        let mut printed_drafts = super::csl::drafts(&reply).into_iter();
+        let mut printed_drafts = super::csl::drafts(&reply, &delims).into_iter();
         let mut drafts = Vec::new();
         for (i, r) in read.into_iter().enumerate() {
             let task = TaskId {

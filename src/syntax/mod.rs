@@ -276,7 +276,7 @@ fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a>
         drafts: if fatal || !plan {
             Vec::new()
         } else {
-            csl::drafts(&reply)
+            csl::drafts(&reply, delims)
         },
         diagnostics: reply.diagnostics.clone(),
         source: reply.source.clone(),
