@@ -52,12 +52,7 @@ pub fn open() -> Result<Repository, CliError> {
 /// Opens, checks and locks the repository for a command that changes it.
 pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
     let repo = open()?;
-    if let Some(operation) = repo.operation_in_progress() {
-        return Err(CliError::new(format!(
-            "a git {operation} is in progress: moving history now could mix its unresolved state into yours"
-        ))
-        .hint("finish or abort it first (git status says how)"));
-    }
+    refuse_operation_in_progress(&repo, "moving history")?;
     let author = author(&repo)?;
     let lock = take_lock(&repo, args.lock_timeout, "clada command")?;
     if let Head::Branch { name, .. } = repo.head().map_err(git_err)? {
@@ -71,6 +66,21 @@ pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
         author,
         _lock: lock,
     })
+}
+
+/// Refuses to act during a rebase, merge, cherry-pick, revert or bisect:
+/// the one message every command gives (checked before anything else,
+/// since a rebase also detaches HEAD). `doing` names the act: "applying".
+pub fn refuse_operation_in_progress(repo: &Repository, doing: &str) -> Result<(), CliError> {
+    match repo.operation_in_progress() {
+        Some(operation) => Err(CliError::new(format!(
+            "a git {operation} is in progress: {doing} now could mix its unresolved state into clada's commits"
+        ))
+        .hint(format!(
+            "finish it (git {operation} --continue) or abort it (git {operation} --abort) first; git status says how"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Finishes a working-tree switch of a history command that a crash cut

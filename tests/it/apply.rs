@@ -736,3 +736,46 @@ fn a_reply_without_operations_exits_1_and_changes_nothing() {
     // No pre snapshot, no commit.
     assert_eq!(out(dir.path(), &["rev-list", "--count", "HEAD"]), "1");
 }
+
+/// A rebase stopped on a conflict detaches HEAD: apply and undo both say
+/// a rebase is in progress (one message), never "switch to a branch".
+#[test]
+fn during_a_rebase_apply_and_undo_give_the_same_message() {
+    let dir = repo(&[("a.txt", "base\n")]);
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "side"]);
+    std::fs::write(d.join("a.txt"), "side\n").unwrap();
+    crate::common::commit(d, &["-q", "-am", "side"]);
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::write(d.join("a.txt"), "main\n").unwrap();
+    crate::common::commit(d, &["-q", "-am", "main"]);
+    let rebase = crate::common::git_command(
+        d,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "rebase",
+            "-q",
+            "main",
+            "side",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !rebase.status.success(),
+        "the rebase must stop on its conflict"
+    );
+    let reply = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    let applied = apply(d, &["-"], reply).code(2);
+    let apply_err = String::from_utf8(applied.get_output().stderr.clone()).unwrap();
+    let undone = clada(d, d).arg("undo").assert().code(2);
+    let undo_err = String::from_utf8(undone.get_output().stderr.clone()).unwrap();
+    for said in [&apply_err, &undo_err] {
+        assert!(said.contains("a git rebase is in progress"), "{said}");
+        assert!(said.contains("git rebase --abort"), "{said}");
+        assert!(!said.contains("switch to a branch"), "{said}");
+    }
+}

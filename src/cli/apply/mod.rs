@@ -378,6 +378,9 @@ fn apply_or_stop(
     if parsed.is_empty() {
         return finish_unapplied(&parsed, &early, transaction::no_operations(&parsed));
     }
+    // Before the HEAD check: a rebase detaches HEAD, and "switch to a
+    // branch" would be the wrong advice.
+    super::guard::refuse_operation_in_progress(&repo, "applying")?;
     let Head::Branch {
         name: branch,
         commit: base,
@@ -389,12 +392,6 @@ fn apply_or_stop(
             ),
         );
     };
-    if let Some(operation) = repo.operation_in_progress() {
-        return Err(CliError::new(format!(
-            "a git {operation} is in progress: applying now would fold its unresolved state into clada's commits"
-        ))
-        .hint("finish or abort it first (git status says how), then apply the reply"));
-    }
     if repo.workdir().is_none() {
         return Err(CliError::new(
             "the repository is bare: apply needs a working tree",
