@@ -148,27 +148,50 @@ pub(super) fn commit_and_advance(
     // The branch has moved: from here on a failure is reported, never a
     // reason to stop without a report. The journal stays, so the next
     // apply tries to finish the update.
-    let worktree = match repo.update_worktree(&plan) {
-        _ if !target.worktree => WorktreeUpdate::default(),
-        Ok(done) => done,
-        Err(e) => WorktreeUpdate {
-            written: Vec::new(),
-            kept: plan
-                .changed
-                .iter()
-                .map(|c| {
-                    (
-                        c.path.clone(),
-                        format!("the working tree was not updated ({e}); the next apply finishes it, and the applied version is in the commit"),
-                    )
-                })
-                .collect(),
-        },
+    //
+    // A user who switched branches meanwhile has another branch checked
+    // out: writing the reply's files there would stage them on it.
+    let switched = target.worktree
+        && !matches!(repo.head(), Ok(crate::git::Head::Branch { ref name, .. }) if name == branch);
+    if switched {
+        repo.drop_pending_update()?;
+    }
+    let kept_all = |why: &dyn Fn() -> String| WorktreeUpdate {
+        written: Vec::new(),
+        kept: plan
+            .changed
+            .iter()
+            .map(|c| (c.path.clone(), why()))
+            .collect(),
+    };
+    let worktree = if !target.worktree {
+        WorktreeUpdate::default()
+    } else if switched {
+        kept_all(&|| {
+            format!(
+                "HEAD no longer names {} (the branch was switched during the apply), so your working tree was left as it is; the applied version is on {}",
+                short(branch),
+                short(branch)
+            )
+        })
+    } else {
+        match repo.update_worktree(&plan) {
+            Ok(done) => done,
+            Err(e) => kept_all(&|| {
+                format!(
+                    "the working tree was not updated ({e}); the next apply finishes it, and the applied version is in the commit"
+                )
+            }),
+        }
     };
     let mut o = Applied::new(Ending::by_tally(tally), format!("applied ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
     Ok(o)
+}
+
+fn short(branch: &str) -> &str {
+    branch.strip_prefix("refs/heads/").unwrap_or(branch)
 }
 
 /// `refs/clada/rejected/<n>`, one past the highest in use.

@@ -674,3 +674,26 @@ fn a_file_the_user_edits_during_a_move_is_kept_where_it_was() {
     assert_eq!(f.git(&["show", "main:moved/b.txt"]), B_USER);
     assert_eq!(f.status(), "?? b.txt\n");
 }
+
+#[test]
+fn a_branch_switched_during_the_apply_keeps_its_working_tree() {
+    let f = Fixture::new();
+    let paused = f.pause_apply("noted");
+    f.git(&["switch", "-q", "-c", "other"]);
+    let before = f.worktree();
+    let out = paused.release();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kept a.txt: HEAD no longer names main"),
+        "{}",
+        text(&out)
+    );
+    // Nothing of the reply reached the working tree of the other branch.
+    assert_eq!(f.worktree(), before);
+    assert_eq!(f.git(&["show", "main:a.txt"]), A_NEW);
+    assert_eq!(f.git(&["symbolic-ref", "--short", "HEAD"]), "other\n");
+    // No journal is left to replay the update on the wrong branch.
+    assert!(!f.git_path("clada-worktree-update").exists());
+    f.assert_fsck_clean("after a switch during an apply");
+}
