@@ -78,6 +78,28 @@ fn holder_alive(content: &str) -> bool {
     }
 }
 
+/// Who holds clada's lock in `git_dir`, as a read-only look (`status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    /// A running process, by pid.
+    Running(String),
+    /// A process that is gone (killed): the next command that takes the
+    /// lock breaks it.
+    Gone(String),
+}
+
+/// The holder of the lock in `git_dir`, if there is a lock file.
+pub fn holder(git_dir: &Path) -> Option<Holder> {
+    let path = git_dir.join(LOCK_NAME);
+    let content = std::fs::read_to_string(&path).ok()?;
+    let pid = content.split_whitespace().next().unwrap_or("?").to_string();
+    Some(if is_stale(&path) {
+        Holder::Gone(pid)
+    } else {
+        Holder::Running(pid)
+    })
+}
+
 /// Takes the lock in `git_dir`, waiting up to `timeout`.
 pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
     let path = git_dir.join(LOCK_NAME);
@@ -180,6 +202,19 @@ mod tests {
         assert!(matches!(err, LockError::Timeout { .. }));
         drop(first);
         assert!(acquire(dir.path(), Duration::from_millis(50)).is_ok());
+    }
+
+    #[test]
+    fn a_dead_holder_is_told_from_a_running_one() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(holder(dir.path()), None);
+        // pid 0 is never a process that can hold it.
+        std::fs::write(dir.path().join(LOCK_NAME), "0 123").unwrap();
+        assert_eq!(holder(dir.path()), Some(Holder::Gone("0".into())));
+        let lock = acquire(dir.path(), Duration::from_secs(1)).unwrap();
+        let me = std::process::id().to_string();
+        assert_eq!(holder(dir.path()), Some(Holder::Running(me)));
+        drop(lock);
     }
 
     #[test]
