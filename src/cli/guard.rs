@@ -114,12 +114,13 @@ pub fn finish_interrupted_switch(repo: &Repository) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Err(e) => {
-            eprintln!(
-                "clada: could not finish updating the working tree after an interrupted history command ({e}); `git status` shows where it differs from HEAD"
-            );
-            Ok(())
-        }
+        Err(e) => Err(CliError::new(format!(
+            "an interrupted history command's update of the working tree cannot be finished: {e}"
+        ))
+        .hint(format!(
+            "its record is kept in {}; fix the cause (another program holding .git/index.lock?) and run the command again, which finishes it first",
+            repo.git_dir().join("clada-switch").display()
+        ))),
     }
 }
 

@@ -63,7 +63,58 @@ pub(super) struct Dirty {
     pub staged: BTreeMap<String, Staged>,
 }
 
+/// The pid in the name of one of clada's temporary files in the working
+/// tree (`<dir>/.clada-<pid>-<n>.tmp`, or `.lnk` for a link, written
+/// beside a file and renamed over it), if `path` names one.
+pub(crate) fn own_temp_file(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    let rest = name.strip_prefix(".clada-")?;
+    let rest = rest
+        .strip_suffix(".tmp")
+        .or_else(|| rest.strip_suffix(".lnk"))?;
+    let (pid, n) = rest.split_once('-')?;
+    (n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty()).then_some(())?;
+    pid.parse().ok()
+}
+
 impl Repository {
+    /// Removes the temporary files a killed clada left beside `paths` (in
+    /// their directories) in the working tree: those whose pid is not
+    /// this process's. Called under clada's lock, while recovering an
+    /// update that `paths` were part of: no other clada writes there.
+    pub fn remove_stale_temp_files<'p>(&self, paths: impl Iterator<Item = &'p str>) -> Vec<String> {
+        let Some(workdir) = self.workdir() else {
+            return Vec::new();
+        };
+        let dirs: BTreeSet<&str> = paths
+            .map(|p| p.rsplit_once('/').map_or("", |(dir, _)| dir))
+            .collect();
+        let mut removed = Vec::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(workdir.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours = own_temp_file(&name).is_some_and(|pid| pid == std::process::id());
+                if own_temp_file(&name).is_some()
+                    && !ours
+                    && entry
+                        .file_type()
+                        .is_ok_and(|t| t.is_file() || t.is_symlink())
+                    && std::fs::remove_file(entry.path()).is_ok()
+                {
+                    removed.push(if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+            }
+        }
+        removed
+    }
+
     /// Paths where the working tree or index differ from `head_tree`.
     /// With `index_is_head`, the caller knows the index holds exactly
     /// `head_tree` (clada's own scratch tree) and only the working tree is
@@ -73,6 +124,15 @@ impl Repository {
         head_tree: ObjectId,
         index_is_head: bool,
     ) -> Result<Dirty, GitError> {
+        let mut dirty = self.all_dirty_paths(head_tree, index_is_head)?;
+        // clada's own temporary files (a killed update leaves them) are
+        // never the user's work: never snapshot, never in the way.
+        dirty.paths.retain(|p| own_temp_file(p).is_none());
+        Ok(dirty)
+    }
+
+    /// [`Repository::dirty_paths`] with clada's temporary files.
+    fn all_dirty_paths(&self, head_tree: ObjectId, index_is_head: bool) -> Result<Dirty, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
         // An earlier read must not stand for this one if this one fails.

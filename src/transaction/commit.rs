@@ -25,6 +25,14 @@ pub fn finish_interrupted_update(repo: &Repository, branch: &str) -> Result<Vec<
         return Ok(Vec::new());
     };
     let mut said = Vec::new();
+    // A killed update leaves its temporary files beside the files it was
+    // writing: never the user's, so they go.
+    let paths = pending.changed.iter().map(|c| c.path.as_str());
+    for path in repo.remove_stale_temp_files(paths) {
+        said.push(format!(
+            "removed {path}, a temporary file of an interrupted apply"
+        ));
+    }
     if repo.ref_target(branch)? == Some(pending.commit) {
         let done = match repo.update_worktree(&pending) {
             Ok(done) => done,

@@ -697,3 +697,44 @@ fn a_branch_switched_during_the_apply_keeps_its_working_tree() {
     assert!(!f.git_path("clada-worktree-update").exists());
     f.assert_fsck_clean("after a switch during an apply");
 }
+
+/// A killed update leaves `.clada-<pid>-<n>.tmp` beside the file it was
+/// writing: the next apply removes it while finishing the update, and no
+/// snapshot ever takes one in (nor one left anywhere else).
+#[test]
+fn temporary_files_of_a_killed_update_are_removed_and_never_snapshot() {
+    let f = Fixture::new();
+    let out = f
+        .apply(
+            "reply.md",
+            &[],
+            &[("CLADA_FAULT", "worktree-file".to_string())],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "{}", text(&out));
+    // What a kill during the write of sub/d.txt leaves (a pid that is not
+    // the next apply's), and one elsewhere that no journal names.
+    f.write("sub/.clada-4194304-0.tmp", "half a file");
+    f.write(".clada-4194305-3.tmp", "another");
+    let out = f.apply("reply2.md", &[], &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("removed sub/.clada-4194304-0.tmp, a temporary file of an interrupted apply"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(f.read("sub/.clada-4194304-0.tmp"), None);
+    // Never part of a snapshot: the pre commit of the second apply (the
+    // fixture's own uncommitted work) holds no temporary file.
+    let pre = f.git(&["rev-parse", "main^"]);
+    let tree = f.git(&["ls-tree", "-r", "--name-only", pre.trim()]);
+    assert!(!tree.contains(".clada-"), "{tree}");
+    assert!(
+        !f.git(&["ls-tree", "-r", "--name-only", "main"])
+            .contains(".clada-")
+    );
+    f.assert_fsck_clean("after removing temporary files");
+}
