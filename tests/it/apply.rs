@@ -779,3 +779,33 @@ fn during_a_rebase_apply_and_undo_give_the_same_message() {
         assert!(!said.contains("switch to a branch"), "{said}");
     }
 }
+
+/// git's lock files a killed command left behind: the apply fails with a
+/// message that names the file and says how to recover, and the reply
+/// applies once it is gone.
+#[test]
+fn a_leftover_git_lock_file_is_named_with_how_to_recover() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    let d = dir.path();
+    git(d, &["pack-refs", "--all"]);
+    let reply = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    for lock in ["packed-refs.lock", "refs/heads/main.lock"] {
+        let path = d.join(".git").join(lock);
+        std::fs::write(&path, "").unwrap();
+        let failed = apply(d, &["-"], reply).code(2);
+        let said = String::from_utf8(failed.get_output().stderr.clone()).unwrap();
+        assert!(said.contains(&format!("{lock} exists")), "{said}");
+        assert!(
+            said.contains("If no git command is running, remove it"),
+            "{said}"
+        );
+        assert_eq!(
+            out(d, &["rev-list", "--count", "main"]),
+            "1",
+            "the branch did not move"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+    apply(d, &["-"], reply).success();
+    assert_eq!(read(d, "b.txt"), "b\n");
+}
