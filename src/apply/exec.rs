@@ -28,6 +28,9 @@ pub struct ExecOptions {
     pub max_output: usize,
     /// The largest file an operation may leave (`clada.maxFileSize`).
     pub max_file_size: usize,
+    /// Until when a failed SEARCH may look for the closest region (the
+    /// apply's feedback budget); `None`: always.
+    pub feedback_until: Option<std::time::Instant>,
 }
 
 /// The default of `clada.maxFileSize`: the size of the largest reply.
@@ -42,6 +45,7 @@ impl Default for ExecOptions {
             full_detail: false,
             max_output: 10 * 1024 * 1024,
             max_file_size: MAX_FILE_SIZE,
+            feedback_until: None,
         }
     }
 }
@@ -504,7 +508,10 @@ fn run_search<F: Files>(
             ],
         });
     }
-    match search_within(&existing.bytes, s, options.max_file_size) {
+    let look = options
+        .feedback_until
+        .is_none_or(|until| std::time::Instant::now() < until);
+    match search_within(&existing.bytes, s, options.max_file_size, look) {
         Ok(done) if done.bytes == existing.bytes => {
             let where_ = match done.lines.as_slice() {
                 [one] => format!("line {one}"),

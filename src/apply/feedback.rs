@@ -25,7 +25,15 @@ pub struct Feedback {
     pub closest: Option<Closest>,
     /// First line where the replacement text already stands, if it does.
     pub already_present: Option<u32>,
+    /// The closest region was not looked for: the apply's feedback budget
+    /// was spent on earlier failures.
+    pub budget_spent: bool,
 }
+
+/// The time one apply may spend looking for closest regions, all failed
+/// SEARCHes together: a reply of thousands of failing SEARCHes on a large
+/// file must not hold the lock for minutes (a server's other pushes wait).
+pub const BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The region of the file most like the pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +195,16 @@ pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
     Feedback {
         closest: closest(file, pattern),
         already_present,
+        budget_spent: false,
+    }
+}
+
+/// The feedback of a failure past the apply's budget: no region looked for.
+pub fn without_search() -> Feedback {
+    Feedback {
+        closest: None,
+        already_present: None,
+        budget_spent: true,
     }
 }
 
@@ -454,6 +472,13 @@ impl Feedback {
     /// `max_diff` lines of diff.
     pub fn lines(&self, max_diff: usize) -> Vec<String> {
         let mut out = Vec::new();
+        if self.budget_spent {
+            out.push(format!(
+                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed SEARCHes; read the file again and copy the lines exactly",
+                BUDGET.as_secs()
+            ));
+            return out;
+        }
         match &self.closest {
             Some(c) => {
                 out.push(format!(

@@ -104,16 +104,19 @@ fn expected_text(count: &Count) -> String {
 
 /// Runs `search` on `file` and returns the new content or why it failed.
 pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError> {
-    search_within(file, search, usize::MAX)
+    search_within(file, search, usize::MAX, true)
 }
 
 /// [`search`], refusing a result over `max_size` bytes before it is built
 /// (a few `count="all"` replacements by long text would otherwise grow a
 /// file until memory runs out).
+/// `look`: when nothing matches, look for the closest region (false once
+/// the apply's feedback budget is spent).
 pub fn search_within(
     file: &[u8],
     search: &Search<'_>,
     max_size: usize,
+    look: bool,
 ) -> Result<Replaced, SearchError> {
     if is_binary(file) {
         return Err(SearchError::Binary);
@@ -164,6 +167,9 @@ pub fn search_within(
         }
     }
     let feedback = ranges.is_empty().then(|| {
+        if !look {
+            return Box::new(super::feedback::without_search());
+        }
         let norm = String::from_utf8_lossy(text.norm());
         Box::new(feedback(&norm, search.pattern, search.replacement))
     });
@@ -473,6 +479,38 @@ mod tests {
             String::from_utf8(r.bytes).unwrap(),
             "def f():\n    x = 2\n    return x\n"
         );
+    }
+
+    #[test]
+    fn past_the_feedback_budget_a_miss_says_less_never_nothing() {
+        let s = Search {
+            pattern: "fn missing() {}",
+            to: None,
+            replacement: "x",
+            count: ONE,
+            mode: MatchMode::Exact,
+        };
+        let file = b"fn present() {}\n";
+        let Err(SearchError::Count {
+            feedback: Some(fb), ..
+        }) = search_within(file, &s, usize::MAX, false)
+        else {
+            panic!("a miss");
+        };
+        assert!(fb.budget_spent && fb.closest.is_none());
+        let lines = fb.lines(12);
+        assert!(
+            lines[0].starts_with("no closest region was looked for"),
+            "{lines:?}"
+        );
+        // Within the budget the region is looked for.
+        let Err(SearchError::Count {
+            feedback: Some(fb), ..
+        }) = search(file, &s)
+        else {
+            panic!("a miss");
+        };
+        assert!(!fb.budget_spent && fb.closest.is_some());
     }
 
     #[test]

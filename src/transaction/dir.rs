@@ -24,6 +24,8 @@ pub fn apply_in_dir(
     mut hooks: Hooks<'_>,
 ) -> Result<Applied, Error> {
     let started = Instant::now();
+    let mut exec = settings.exec;
+    exec.feedback_until = Some(started + crate::apply::feedback::BUDGET);
     let mut files = DirFiles::new(root);
     let tasks = tasks_of(parsed, allow_escape);
     let approvals = if tasks.iter().any(crate::plan::Task::runs_commands) {
@@ -38,7 +40,7 @@ pub fn apply_in_dir(
         use crate::apply::files::Files as _;
         files.checkpoint()
     });
-    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
+    let reports = execute(&tasks, &mut files, &exec, &mut runner, |t| {
         (hooks.on_task)(t)
     });
     let tally = Tally::of(&reports);

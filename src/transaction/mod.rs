@@ -354,7 +354,8 @@ pub fn apply(
     };
     timings.mark("snapshot (status)");
     let team = repo.file_in_tree(snapshot.tree, TEAM_CONFIG)?;
-    let settings = settings(team.as_deref())?;
+    let mut settings = settings(team.as_deref())?;
+    settings.exec.feedback_until = Some(timings.start + crate::apply::feedback::BUDGET);
 
     let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
         base

@@ -254,6 +254,8 @@ pub(crate) fn resolve(
             max_file_size: layers
                 .get(None, "maxFileSize", super::config::parse_size, "a size")?
                 .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
+            // Set when the transaction starts.
+            feedback_until: None,
         },
         run,
     };
