@@ -302,7 +302,11 @@ fn run_commands<F: Workspace>(
     };
     let mut details = Vec::new();
     if !changed.is_empty() {
-        details.push(format!("changed: {}", list(&changed)));
+        let shown: Vec<String> = changed
+            .iter()
+            .map(|p| crate::quote::shown(p).into_owned())
+            .collect();
+        details.push(format!("changed: {}", list(&shown)));
     }
     if ran.truncated {
         details.push("output truncated at --max-output".to_string());

@@ -217,7 +217,11 @@ pub fn refuse_published(
 
 /// The paths of a listing, at most `max`, then how many more.
 pub fn list_paths(paths: &[String], max: usize) -> String {
-    let mut out: Vec<String> = paths.iter().take(max).cloned().collect();
+    let mut out: Vec<String> = paths
+        .iter()
+        .take(max)
+        .map(|p| crate::quote::shown(p).into_owned())
+        .collect();
     if paths.len() > max {
         out.push(format!("and {} more", paths.len() - max));
     }

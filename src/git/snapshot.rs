@@ -10,6 +10,7 @@
 //! is in neither tree; the snapshot then also gives the index's tree, which
 //! the apply records as a second parent of `pre`, as `git stash` does.
 
+use crate::quote::quoted;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -408,31 +409,6 @@ impl Repository {
     }
 }
 
-/// `path` as git quotes a name that is not plain (`core.quotePath`): in
-/// double quotes, with `"` and `\` escaped, C's letter escapes for the
-/// control characters that have one, and every other byte that is not
-/// printable ASCII as a backslash and three octal digits.
-fn quoted(path: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for &b in path {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(char::from(b)),
-            _ => out.push_str(&format!("\\{b:03o}")),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Records a staged change (HEAD's tree to the index).
 fn note_staged(dirty: &mut Dirty, change: &gix::diff::index::ChangeRef<'_, '_>) {
     use gix::diff::index::ChangeRef;
@@ -486,16 +462,4 @@ fn note_worktree_item(dirty: &mut Dirty, item: &gix::status::index_worktree::Ite
 }
 
 #[cfg(test)]
-mod tests {
-    /// Names are quoted as git quotes them in `git status` (with
-    /// `core.quotePath`).
-    #[test]
-    fn quoted_names_read_as_git_prints_them() {
-        assert_eq!(super::quoted(b"caf\xe9.txt"), r#""caf\351.txt""#);
-        assert_eq!(super::quoted("é".as_bytes()), r#""\303\251""#);
-        assert_eq!(
-            super::quoted(b"a \"b\"\\c\td\n\x01\x07"),
-            r#""a \"b\"\\c\td\n\001\a""#
-        );
-    }
-}
+mod tests {}

@@ -1051,3 +1051,14 @@ fn status_tells_a_dead_holders_lock_from_a_running_one() {
     r.run(&["undo"]);
     assert!(!r.path().join(".git/clada.lock").exists());
 }
+
+/// A name with a terminal escape in it never reaches the terminal raw: it
+/// is quoted as git quotes it.
+#[test]
+fn paths_with_control_characters_are_quoted_in_status() {
+    let r = base_repo();
+    r.write("evil\u{1b}[2Jname.txt", "x\n");
+    let said = stdout(&r.run(&["status"]));
+    assert!(!said.contains('\u{1b}'), "{said:?}");
+    assert!(said.contains(r#""evil\033[2Jname.txt""#), "{said}");
+}

@@ -169,7 +169,12 @@ pub(crate) fn render(
         }
     }
     for kept in &worktree.kept {
-        writeln!(w, "kept {}: {}", kept.path, kept.reason)?;
+        writeln!(
+            w,
+            "kept {}: {}",
+            crate::quote::shown(&kept.path),
+            kept.reason
+        )?;
     }
     for path in &worktree.left_out {
         writeln!(
