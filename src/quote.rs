@@ -22,6 +22,18 @@ pub fn shown(path: &str) -> Cow<'_, str> {
     }
 }
 
+/// A report's text that may hold a path (a task's target: a file, a
+/// command line, `grep "x" in src`): quoted like [`shown`] only when it
+/// holds a control character, so that quotes in a command line stay as
+/// written.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        Cow::Owned(quoted(text.as_bytes()))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// `path` quoted as git quotes a name with `core.quotePath`: in double
 /// quotes, with `"` and `\` escaped, C's letter escapes for the control
 /// characters that have one, and every other byte that is not printable
@@ -70,5 +82,7 @@ mod tests {
         assert_eq!(shown("a\u{1b}[31mred"), r#""a\033[31mred""#);
         assert_eq!(shown("new\nline"), r#""new\nline""#);
         assert_eq!(shown("tab\there"), r#""tab\there""#);
+        assert_eq!(visible(r#"grep "x" in ."#), r#"grep "x" in ."#);
+        assert_eq!(visible("a\u{7}"), r#""a\a""#);
     }
 }

@@ -51,7 +51,7 @@ fn lines(task: &TaskReport, output: Output) -> String {
     let target = task
         .target
         .as_deref()
-        .map(|t| format!(" {}", crate::quote::shown(t)))
+        .map(|t| format!(" {}", crate::quote::visible(t)))
         .unwrap_or_default();
     let _ = writeln!(
         out,

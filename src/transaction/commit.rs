@@ -233,7 +233,7 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
                 _ if t.message.starts_with("appended") => "append to",
                 _ => "write",
             };
-            done.push(format!("{verb} {}", crate::quote::shown(target)));
+            done.push(format!("{verb} {}", crate::quote::visible(target)));
         }
     };
     for t in reports {
