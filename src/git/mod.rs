@@ -24,6 +24,7 @@ pub mod commit;
 mod dirty;
 pub mod history;
 pub mod hooks;
+mod ignored;
 pub mod inbox;
 mod index_file;
 pub mod lock;

@@ -246,6 +246,12 @@ impl<'r> TreeFiles<'r> {
             .collect())
     }
 
+    /// Takes `path` out of the state, whatever it is (no checks: for a
+    /// snapshot's own paths, not a reply's).
+    pub fn forget(&mut self, path: &str) {
+        self.changes.insert(path.to_string(), None);
+    }
+
     /// Directories made by mkdir that are still empty in the state: the
     /// scratch tree makes them for commands.
     pub fn empty_dirs(&self) -> impl Iterator<Item = &str> {

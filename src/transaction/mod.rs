@@ -201,6 +201,9 @@ pub struct Applied {
     /// Changed files the snapshot left out (names that are not UTF-8,
     /// quoted as git quotes them).
     pub left_out: Vec<String>,
+    /// New files the snapshot left out because the ignore rules before a
+    /// reply changed them ignore them (`git::ignored`).
+    pub left_ignored: Vec<String>,
     /// `--dry-run`: the diff that would be committed.
     pub diff: Option<String>,
     pub verify: Option<Verified>,
@@ -223,6 +226,7 @@ impl Applied {
             tally: Tally::default(),
             worktree: WorktreeUpdate::default(),
             left_out: Vec::new(),
+            left_ignored: Vec::new(),
             diff: None,
             verify: None,
             always: Vec::new(),
@@ -342,8 +346,11 @@ pub fn apply(
 ) -> Result<Applied, Error> {
     let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base)?;
+    let mut left_ignored = Vec::new();
     let snapshot = if target.worktree {
-        repo.snapshot(base_tree)?
+        let mut snapshot = repo.snapshot(base_tree)?;
+        left_ignored = repo.leave_out_unignored(&mut snapshot, base)?;
+        snapshot
     } else {
         Snapshot {
             tree: base_tree,
@@ -468,6 +475,7 @@ pub fn apply(
     };
     out.verify = verified;
     out.left_out = snapshot.left_out.clone();
+    out.left_ignored = left_ignored;
     out.branch = Some(
         branch
             .strip_prefix("refs/heads/")

@@ -809,3 +809,40 @@ fn a_leftover_git_lock_file_is_named_with_how_to_recover() {
     apply(d, &["-"], reply).success();
     assert_eq!(read(d, "b.txt"), "b\n");
 }
+
+/// A reply that rewrites .gitignore does not make the next apply commit
+/// the files it un-ignored (an .env, build output) into its pre snapshot.
+#[test]
+fn files_a_reply_unignored_are_never_snapshot() {
+    let dir = repo(&[(".gitignore", ".env\nbuild/\n"), ("a.txt", "a\n")]);
+    let d = dir.path();
+    std::fs::write(d.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::create_dir_all(d.join("build")).unwrap();
+    std::fs::write(d.join("build/out.o"), "obj\n").unwrap();
+    let rewrite = "<---WRITE file=\".gitignore\"--->\n*.log\n<---END--->\n";
+    apply(d, &["-"], rewrite).success();
+    std::fs::write(d.join("notes.txt"), "mine\n").unwrap();
+    let next = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    let done = apply(d, &["--format", "json", "-"], next).success();
+    let report = json(&done);
+    assert_eq!(
+        report["worktree"]["left_ignored"],
+        serde_json::json!([".env", "build/out.o"])
+    );
+    let pre = report["pre"]
+        .as_str()
+        .expect("notes.txt makes a pre commit");
+    let in_pre = out(d, &["ls-tree", "-r", "--name-only", pre]);
+    assert!(in_pre.contains("notes.txt"), "{in_pre}");
+    assert!(
+        !in_pre.contains(".env") && !in_pre.contains("out.o"),
+        "{in_pre}"
+    );
+    assert_eq!(read(d, ".env"), "SECRET=1\n", "left on disk as it was");
+    let text_report = apply(d, &["-"], "<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n").success();
+    let said = String::from_utf8(text_report.get_output().stdout.clone()).unwrap();
+    assert!(
+        said.contains("left out .env: not in pre, because it was ignored before"),
+        "{said}"
+    );
+}

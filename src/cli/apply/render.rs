@@ -48,6 +48,9 @@ struct JsonWorktree {
     kept: Vec<JsonKept>,
     /// Changed files left out of `pre` (names that are not UTF-8).
     left_out: Vec<String>,
+    /// New files left out of `pre`: ignored before a reply changed the
+    /// ignore rules.
+    left_ignored: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -128,6 +131,7 @@ pub(crate) fn render(
             })
             .collect(),
         left_out: applied.left_out.clone(),
+        left_ignored: applied.left_ignored.clone(),
     };
     if presentation.format == Format::Json {
         let report = JsonReport {
@@ -174,6 +178,13 @@ pub(crate) fn render(
             "kept {}: {}",
             crate::quote::shown(&kept.path),
             kept.reason
+        )?;
+    }
+    for path in &worktree.left_ignored {
+        writeln!(
+            w,
+            "left out {}: not in pre, because it was ignored before a reply changed the ignore rules; left as it is on disk (git add it yourself if it belongs in the repository)",
+            crate::quote::shown(path)
         )?;
     }
     for path in &worktree.left_out {
