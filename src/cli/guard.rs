@@ -61,6 +61,8 @@ pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
         }
     }
     finish_interrupted_switch(&repo)?;
+    // Files an apply could not write are written once the cause is gone.
+    repo.retry_unwritten().map_err(git_err)?;
     Ok(Guarded {
         repo,
         author,

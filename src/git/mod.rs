@@ -73,6 +73,16 @@ pub enum Head {
     Detached(ObjectId),
 }
 
+impl Head {
+    /// The commit HEAD points at (`None`: an unborn branch).
+    pub fn commit(&self) -> Option<ObjectId> {
+        match self {
+            Head::Branch { commit, .. } => *commit,
+            Head::Detached(id) => Some(*id),
+        }
+    }
+}
+
 /// An open repository.
 pub struct Repository {
     repo: gix::Repository,

@@ -25,6 +25,10 @@ use crate::fsmode::set_executable;
 /// The journal of an update in progress.
 const JOURNAL: &str = "clada-worktree-update";
 
+/// Files an update could not write (a read-only directory, say): their
+/// stale content on disk must never be taken for the user's edit.
+const UNWRITTEN: &str = "clada-unwritten";
+
 /// What the update did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorktreeUpdate {
@@ -32,6 +36,10 @@ pub struct WorktreeUpdate {
     pub written: Vec<String>,
     /// Files left as they are, with why.
     pub kept: Vec<(String, String)>,
+    /// Files that could not be written, with the error: their disk content
+    /// is stale (recorded in the git dir; never taken for the user's edit,
+    /// written again by the next command once the cause is fixed).
+    pub failed: Vec<(String, String)>,
 }
 
 /// The final state of one path in the new commit.
@@ -165,6 +173,118 @@ impl Repository {
         }
     }
 
+    fn unwritten_path(&self) -> PathBuf {
+        self.git_dir().join(UNWRITTEN)
+    }
+
+    /// Adds `changes` to the record of files an update could not write.
+    fn record_unwritten(&self, commit: ObjectId, changes: Vec<Changed>) -> Result<(), GitError> {
+        let mut all = self.unwritten()?;
+        all.retain(|old| !changes.iter().any(|c| c.path == old.path));
+        all.extend(changes);
+        self.save_unwritten(commit, &all)
+    }
+
+    fn unwritten(&self) -> Result<Vec<Changed>, GitError> {
+        match std::fs::read_to_string(self.unwritten_path()) {
+            Ok(text) => Ok(Plan::decode(&text).map(|p| p.changed).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(GitError::op("read the record of unwritten files", e)),
+        }
+    }
+
+    fn save_unwritten(&self, commit: ObjectId, changes: &[Changed]) -> Result<(), GitError> {
+        let path = self.unwritten_path();
+        if changes.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(GitError::op("remove the record of unwritten files", e))
+                }
+                _ => Ok(()),
+            };
+        }
+        let plan = Plan {
+            commit,
+            snapshot: Vec::new(),
+            changed: changes.to_vec(),
+        };
+        let tmp = path.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(plan.encode().as_bytes())?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| GitError::op("write the record of unwritten files", e))
+    }
+
+    /// Writes again the files an earlier update could not write, where
+    /// HEAD still holds that version and the disk still the stale one.
+    /// Returns the paths written and those still stale (to be left out of
+    /// a snapshot: their content is not the user's). A file the user
+    /// changed since, or that HEAD no longer holds, is forgotten.
+    pub fn retry_unwritten(&self) -> Result<(Vec<String>, Vec<String>), GitError> {
+        let changes = self.unwritten()?;
+        if changes.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let Some(workdir) = self.workdir().map(Path::to_path_buf) else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let head = self.tree_of(self.head()?.commit())?;
+        let (mut written, mut stale, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+        for c in changes {
+            if self.entry_in_tree(head, &c.path)? != c.after {
+                continue;
+            }
+            let again = if crate::fault::fails("worktree-write", &c.path) {
+                Err(GitError::op(
+                    format!("write {}", c.path),
+                    "injected failure",
+                ))
+            } else {
+                self.write_file(&workdir, &c, false)
+            };
+            match again {
+                Ok(None) => written.push(c.path.clone()),
+                // The user changed it since: theirs now.
+                Ok(Some(_)) => {}
+                Err(_) => {
+                    stale.push(c.path.clone());
+                    keep.push(c);
+                }
+            }
+        }
+        let commit = self
+            .head()?
+            .commit()
+            .unwrap_or_else(|| ObjectId::null(self.repo.object_hash()));
+        self.save_unwritten(commit, &keep)?;
+        Ok((written, stale))
+    }
+
+    /// The entry of `tree` at `path` (a file or link), if any.
+    fn entry_in_tree(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, EntryKind)>, GitError> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        Ok(entry.and_then(|e| {
+            let kind = e.mode().kind();
+            matches!(
+                kind,
+                EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link
+            )
+            .then(|| (e.object_id(), kind))
+        }))
+    }
+
     /// Records `plan` so that a crash during [`Repository::update_worktree`]
     /// can be finished later.
     pub fn record_update(&self, plan: &Plan) -> Result<(), GitError> {
@@ -200,6 +320,7 @@ impl Repository {
             .to_path_buf();
         let hash = self.repo.object_hash();
         let mut report = WorktreeUpdate::default();
+        let mut unwritten = Vec::new();
         let mut finals: std::collections::BTreeMap<String, Final> = plan
             .snapshot
             .iter()
@@ -220,13 +341,21 @@ impl Repository {
                 clear_the_way(&workdir, c)
                     .map_err(|e| GitError::op(format!("make room for {}", c.path), e))?;
             }
-            match self.write_file(&workdir, c, force) {
+            let written = if crate::fault::fails("worktree-write", &c.path) {
+                Err(GitError::op(
+                    format!("write {}", c.path),
+                    "injected failure",
+                ))
+            } else {
+                self.write_file(&workdir, c, force)
+            };
+            match written {
                 Ok(None) => report.written.push(c.path.clone()),
                 Ok(Some(reason)) => report.kept.push((c.path.clone(), reason)),
-                Err(e) => report.kept.push((
-                    c.path.clone(),
-                    format!("could not be written ({e}); the applied version is in the commit"),
-                )),
+                Err(e) => {
+                    report.failed.push((c.path.clone(), e.to_string()));
+                    unwritten.push(c.clone());
+                }
             }
             crate::fault::point("worktree-file");
         }
@@ -297,6 +426,9 @@ impl Repository {
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
+        if !force && !unwritten.is_empty() {
+            self.record_unwritten(plan.commit, unwritten)?;
+        }
         Ok(report)
     }
 

@@ -166,6 +166,7 @@ pub(super) fn commit_and_advance(
     }
     let kept_all = |why: &dyn Fn() -> String| WorktreeUpdate {
         written: Vec::new(),
+        failed: Vec::new(),
         kept: plan
             .changed
             .iter()

@@ -348,7 +348,11 @@ pub fn apply(
     let base_tree = repo.tree_of(base)?;
     let mut left_ignored = Vec::new();
     let snapshot = if target.worktree {
-        let mut snapshot = repo.snapshot(base_tree)?;
+        // Files an earlier update could not write are written now, if
+        // they can be; those still stale are not the user's edits.
+        let (_, stale) = repo.retry_unwritten()?;
+        let mut snapshot =
+            repo.snapshot_with(base_tree, false, &|p| stale.iter().any(|s| s == p))?;
         left_ignored = repo.leave_out_unignored(&mut snapshot, base)?;
         snapshot
     } else {
@@ -470,6 +474,16 @@ pub fn apply(
         )?;
         if matches!(o.ending, Ending::Success | Ending::Failed) {
             o.ending = ending_of(tally, parsed);
+        }
+        // A file that could not be written leaves the working tree behind
+        // the branch: not a success, whatever the tasks did.
+        if !o.worktree.failed.is_empty() && o.ending == Ending::Success {
+            o.ending = Ending::Failed;
+            o.message = format!(
+                "{}; {} could not be written to your working tree (see the lines above)",
+                o.message,
+                crate::apply::exec::plural(o.worktree.failed.len(), "file")
+            );
         }
         o
     };

@@ -846,3 +846,46 @@ fn files_a_reply_unignored_are_never_snapshot() {
         "{said}"
     );
 }
+
+/// A file the working-tree update cannot write is not a success, and its
+/// stale content is never taken for the user's edit: the next apply does
+/// not revert it on the branch, and writes it once it can.
+#[test]
+fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
+    let dir = repo(&[("a.txt", "old\n"), ("b.txt", "b\n")]);
+    let d = dir.path();
+    let fail = ("CLADA_FAIL", "worktree-write:a.txt");
+    let reply = "<---WRITE file=\"a.txt\"--->\nnew\n<---END--->\n";
+    let first = crate::common::clada(d, d)
+        .env(fail.0, fail.1)
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(reply)
+        .assert()
+        .code(1);
+    let report = json(&first);
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["worktree"]["failed"][0]["path"], "a.txt");
+    assert_eq!(read(d, "a.txt"), "old\n", "the write failed");
+    assert_eq!(out(d, &["show", "main:a.txt"]), "new");
+    // The cause is still there: an unrelated apply must not commit the
+    // stale a.txt as the user's change (a revert of the first apply).
+    let next = "<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n";
+    let second = crate::common::clada(d, d)
+        .env(fail.0, fail.1)
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(next)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&second)["pre"],
+        serde_json::Value::Null,
+        "no pre: nothing of the user's changed"
+    );
+    assert_eq!(out(d, &["show", "main:a.txt"]), "new");
+    // Once the cause is gone, the next command writes it.
+    let third = "<---WRITE file=\"e.txt\"--->\ne\n<---END--->\n";
+    apply(d, &["-"], third).success();
+    assert_eq!(read(d, "a.txt"), "new\n");
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+    assert!(!d.join(".git/clada-unwritten").exists());
+}

@@ -46,6 +46,8 @@ struct JsonReport<'a> {
 struct JsonWorktree {
     written: Vec<String>,
     kept: Vec<JsonKept>,
+    /// Files that could not be written (path and error).
+    failed: Vec<JsonKept>,
     /// Changed files left out of `pre` (names that are not UTF-8).
     left_out: Vec<String>,
     /// New files left out of `pre`: ignored before a reply changed the
@@ -130,6 +132,15 @@ pub(crate) fn render(
                 reason: reason.clone(),
             })
             .collect(),
+        failed: applied
+            .worktree
+            .failed
+            .iter()
+            .map(|(path, reason)| JsonKept {
+                path: path.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
         left_out: applied.left_out.clone(),
         left_ignored: applied.left_ignored.clone(),
     };
@@ -178,6 +189,14 @@ pub(crate) fn render(
             "kept {}: {}",
             crate::quote::shown(&kept.path),
             kept.reason
+        )?;
+    }
+    for failed in &worktree.failed {
+        writeln!(
+            w,
+            "not written {}: {}; the applied version is in the commit. Fix the cause (permissions? disk space?) and run any clada command: it writes the file then; until then its old content is never taken for your edit",
+            crate::quote::shown(&failed.path),
+            failed.reason
         )?;
     }
     for path in &worktree.left_ignored {
