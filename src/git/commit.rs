@@ -304,18 +304,35 @@ impl Repository {
             time: &time,
         };
         let name = edit.name.as_bstr().to_string();
-        self.repo
+        // Which of git's lock files this update may take, written down
+        // first: if clada is killed holding one, the next clada (which
+        // finds clada's own lock stale) knows exactly which are its.
+        let intent =
+            super::lock::RefIntent::record(self.repo.git_dir(), &self.git_lock_candidates(&name));
+        let result = self
+            .repo
             .edit_references_as([edit], Some(committer))
             .map(|_| ())
             .map_err(|e| RefEditError {
                 message: e.to_string(),
                 locks: self.git_locks_of(&name),
-            })
+            });
+        drop(intent);
+        result
     }
 
     /// git's lock files that an update of the reference `name` takes and
     /// that exist now: the ref's own, HEAD's, packed-refs'.
     fn git_locks_of(&self, name: &str) -> Vec<std::path::PathBuf> {
+        self.git_lock_candidates(name)
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect()
+    }
+
+    /// The lock files git's reference transaction may take to update the
+    /// reference `name`.
+    fn git_lock_candidates(&self, name: &str) -> Vec<std::path::PathBuf> {
         let common = self.repo.common_dir();
         let mut candidates = vec![
             common.join(format!("{name}.lock")),
@@ -328,7 +345,7 @@ impl Repository {
         }
         candidates.sort();
         candidates.dedup();
-        candidates.into_iter().filter(|p| p.exists()).collect()
+        candidates
     }
 
     /// Names of the references under `prefix` (like `refs/clada/rejected/`).

@@ -592,7 +592,7 @@ impl Repository {
             return Ok(());
         }
         let hash = self.repo.object_hash();
-        let (mut lock, mut index) = self.lock_and_read_index()?;
+        let (mut lock, mut index, _intent) = self.lock_and_read_index()?;
         let mut replace: BTreeMap<&str, Option<Entry>> = BTreeMap::new();
         for m in moves {
             let current = index

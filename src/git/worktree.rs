@@ -364,7 +364,7 @@ impl Repository {
         // the index is read and rewritten, so a crash while writing files
         // leaves no index.lock behind. Lock first, then read: no other
         // writer can slip in between.
-        let (mut lock, mut index) = self.lock_and_read_index()?;
+        let (mut lock, mut index, _intent) = self.lock_and_read_index()?;
 
         // Entries that stay are updated in place; only paths that come or
         // go (or had conflict stages) change the entries' order.
@@ -610,10 +610,18 @@ impl Repository {
     /// other writer can slip in between; gix itself reads unlocked), or
     /// takes the status's earlier read when the file is still that one.
     /// Like git, the checksum is not verified on read.
+    /// Takes git's `index.lock` and reads the index. The third value
+    /// records, until it is dropped (after the lock is committed), that
+    /// clada holds `index.lock`: a clada killed meanwhile leaves a record
+    /// that lets the next one remove the lock (`lock::RefIntent`).
     pub(super) fn lock_and_read_index(
         &self,
-    ) -> Result<(gix::lock::File, gix::index::File), GitError> {
+    ) -> Result<(gix::lock::File, gix::index::File, super::lock::RefIntent), GitError> {
         let index_path = self.repo.index_path();
+        let intent = super::lock::RefIntent::record(
+            self.repo.git_dir(),
+            &[index_path.with_extension("lock")],
+        );
         let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
@@ -628,10 +636,10 @@ impl Repository {
         if let Some(read) = earlier
             && stamp == Some(read.stamp)
         {
-            return Ok((lock, read.file));
+            return Ok((lock, read.file, intent));
         }
         let index = self.read_index_file()?;
-        Ok((lock, index))
+        Ok((lock, index, intent))
     }
 
     /// Reads the index without verifying its checksum, as git does.

@@ -150,7 +150,12 @@ pub(super) fn commit_and_advance(
     timings.mark("journal, branch");
     // The note is written only once the commit is on the branch, so a
     // moved branch leaves no note on an unreachable commit.
-    repo.set_note(&settings.author, REPLY_NOTES, post, reply)?;
+    // A note that cannot be written loses the reply's copy, not the
+    // apply: the commit holds the reply's blob id too (Clada-Reply).
+    let note_failed = repo
+        .set_note(&settings.author, REPLY_NOTES, post, reply)
+        .err()
+        .map(|e| format!("the reply was not stored as a note on the post commit: {e}"));
     fault::point("noted");
     timings.mark("note");
     // The branch has moved: from here on a failure is reported, never a
@@ -196,6 +201,7 @@ pub(super) fn commit_and_advance(
     let mut o = Applied::new(Ending::by_tally(tally), format!("applied ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
+    o.warnings.extend(note_failed);
     Ok(o)
 }
 

@@ -210,6 +210,9 @@ pub struct Applied {
     /// Command lines the user answered "always" to: the caller records
     /// them in the working tree's approvals.
     pub always: Vec<String>,
+    /// What went wrong after the branch moved that the apply survived
+    /// (the reply's note not written, say).
+    pub warnings: Vec<String>,
 }
 
 impl Applied {
@@ -230,6 +233,7 @@ impl Applied {
             diff: None,
             verify: None,
             always: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }

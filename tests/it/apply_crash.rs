@@ -738,3 +738,101 @@ fn temporary_files_of_a_killed_update_are_removed_and_never_snapshot() {
     );
     f.assert_fsck_clean("after removing temporary files");
 }
+
+/// `kill -9` at random moments of applies and undos, many times over
+/// (ignored by default; `CLADA_KILLS=N cargo test --test it kill_loop --
+/// --ignored --nocapture` runs N rounds, 40 by default, and prints the
+/// outcomes). After every kill: `git fsck` clean, main at a commit of its
+/// history, the user's work (b.txt's edit, u.txt) on disk or in the branch,
+/// no lock that blocks the next command, and the next apply succeeds.
+#[test]
+#[ignore = "a randomized soak test; run it on purpose"]
+fn kill_loop() {
+    use std::collections::BTreeMap as Counts;
+    let rounds: usize = std::env::var("CLADA_KILLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let mut seed: u64 = std::env::var("CLADA_KILL_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0x5eed_c1ada);
+    let mut next = move || {
+        // xorshift64*: enough to spread the kill moments.
+        seed ^= seed >> 12;
+        seed ^= seed << 25;
+        seed ^= seed >> 27;
+        seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut outcomes: Counts<String, usize> = Counts::new();
+    for round in 0..rounds {
+        let f = Fixture::new();
+        let command: &[&str] = if next() % 3 == 0 {
+            // Undo an apply: apply first, untouched by the kill.
+            let out = f.apply("reply.md", &[], &[]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+            &["undo"]
+        } else {
+            &["apply"]
+        };
+        let history_before: Vec<String> = f
+            .git(&["rev-list", "main"])
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &f.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_DATE", DATE)
+            .current_dir(&f.repo)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .args(command);
+        if command == ["apply"] {
+            cmd.arg(f.reply("reply.md"));
+        }
+        let mut child = cmd.spawn().unwrap();
+        let wait = std::time::Duration::from_micros(next() % 60_000);
+        std::thread::sleep(wait);
+        let killed = child.kill().is_ok();
+        let status = child.wait().unwrap();
+        let outcome = match (killed, status.code()) {
+            (_, Some(0)) => "finished before the kill",
+            (true, None) => "killed",
+            _ => "ended otherwise",
+        };
+        *outcomes
+            .entry(format!("{} {outcome}", command[0]))
+            .or_default() += 1;
+        let when = format!("round {round}: {} killed after {wait:?}", command[0]);
+        f.assert_fsck_clean(&when);
+        let main = f.rev("main");
+        let history_after = f.git(&["rev-list", "main"]);
+        assert!(
+            history_before.contains(&main) || history_after.lines().count() > history_before.len(),
+            "{when}: main is at {main}, outside its history"
+        );
+        // The user's work is somewhere: on disk, or in main's tree.
+        let disk = f.worktree();
+        let tree = f.tree("main");
+        for (path, content) in [("b.txt", B_USER), ("u.txt", U_USER)] {
+            let kept = disk.get(path).map(String::as_str) == Some(content)
+                || tree
+                    .get(path)
+                    .is_some_and(|c| format!("{c}\n") == content || c == content);
+            assert!(kept, "{when}: the user's {path} is lost");
+        }
+        // No lock blocks the next command, which finishes what was cut.
+        let out = f
+            .apply("reply2.md", &["--lock-timeout", "5s"], &[])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{when}: {}", text(&out));
+        f.assert_fsck_clean(&format!("{when}, then an apply"));
+    }
+    eprintln!("kill_loop: {rounds} rounds: {outcomes:?}");
+}

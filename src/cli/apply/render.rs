@@ -40,6 +40,8 @@ struct JsonReport<'a> {
     worktree: JsonWorktree,
     diff: Option<String>,
     verify: Option<&'a Verified>,
+    /// What went wrong after the branch moved that the apply survived.
+    warnings: &'a [String],
 }
 
 #[derive(Serialize, Default)]
@@ -95,6 +97,7 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         worktree: JsonWorktree::default(),
         diff: None,
         verify: None,
+        warnings: &[],
     }
 }
 
@@ -161,6 +164,7 @@ pub(crate) fn render(
             worktree,
             diff: applied.diff.clone(),
             verify: applied.verify.as_ref(),
+            warnings: &applied.warnings,
         };
         serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
         return w.write_all(b"\n");
@@ -190,6 +194,9 @@ pub(crate) fn render(
             crate::quote::shown(&kept.path),
             kept.reason
         )?;
+    }
+    for warning in &applied.warnings {
+        writeln!(w, "warning: {warning}")?;
     }
     for failed in &worktree.failed {
         writeln!(
