@@ -413,6 +413,18 @@ fn run_write<F: Files>(
     Ok((message, notes))
 }
 
+/// An edit of a file that does not exist.
+fn missing_file(path: &RepoPath) -> Failure {
+    Failure {
+        error_type: Some("file_not_found"),
+        message: format!("{path} does not exist"),
+        details: vec![
+            "check the path (relative to the repository root), or create the file with WRITE"
+                .to_string(),
+        ],
+    }
+}
+
 /// Refuses a result over `clada.maxFileSize`.
 fn too_large(path: &RepoPath, size: usize, options: &ExecOptions) -> Result<(), Failure> {
     if size <= options.max_file_size {
@@ -439,11 +451,7 @@ fn run_insert<F: Files>(
 ) -> Outcome {
     use super::insert::{InsertError, insert};
     let Some(existing) = files.read(path)? else {
-        return Err(Failure {
-            error_type: Some("file_not_found"),
-            message: format!("{path} does not exist"),
-            details: vec!["check the path, or create the file with a write".to_string()],
-        });
+        return Err(missing_file(path));
     };
     match insert(&existing.bytes, after, text) {
         Ok(bytes) => {
@@ -487,14 +495,7 @@ fn run_search<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     let Some(existing) = files.read(path)? else {
-        return Err(Failure {
-            error_type: Some("file_not_found"),
-            message: format!("{path} does not exist"),
-            details: vec![
-                "check the path (relative to the repository root), or create the file with WRITE"
-                    .to_string(),
-            ],
-        });
+        return Err(missing_file(path));
     };
     if !options.allow_placeholders
         && let Some(p) = super::write::replacement_placeholder(s.pattern, s.to, s.replacement)

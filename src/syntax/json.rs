@@ -431,15 +431,34 @@ impl<'t> Reader<'t> {
                 }
             })
         })();
+        self.built(at, task, line, call, built, f.soft.take(), TOOL_FORMS)
+    }
+
+    /// The draft of an operation of the tool-call or CML form, or why it
+    /// is invalid; `soft`: the problems its fields noted.
+    #[allow(clippy::too_many_arguments)]
+    fn built(
+        &mut self,
+        at: &Located<'t>,
+        task: TaskId,
+        line: u32,
+        fields: &Map<String, Value>,
+        built: Result<(OpKind, Action), String>,
+        soft: Vec<String>,
+        forms: &str,
+    ) -> Draft {
         match built {
             Ok((kind, action)) => {
                 let draft = Draft {
-                    target: call.get("path").and_then(Value::as_str).map(str::to_owned),
+                    target: fields
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                     ..Draft::new(task, line, kind, action)
                 };
-                self.noted(at, draft, f.soft.take(), TOOL_FORMS)
+                self.noted(at, draft, soft, forms)
             }
-            Err(why) => self.invalid(at, task, OpKind::Tasks, why, TOOL_FORMS),
+            Err(why) => self.invalid(at, task, OpKind::Tasks, why, forms),
         }
     }
 
@@ -501,19 +520,7 @@ impl<'t> Reader<'t> {
                 }
             })
         })();
-        match built {
-            Ok((kind, action)) => {
-                let draft = Draft {
-                    target: fields
-                        .get("path")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    ..Draft::new(task, line, kind, action)
-                };
-                self.noted(at, draft, f.soft.take(), CML_FORMS)
-            }
-            Err(why) => self.invalid(at, task, OpKind::Tasks, why, CML_FORMS),
-        }
+        self.built(at, task, line, fields, built, f.soft.take(), CML_FORMS)
     }
 
     fn invalid(
