@@ -292,7 +292,10 @@ def main():
     # One commit with fixed dates (so the id is reproducible), then packed.
     git(repo, "init", "-q", "-b", "main")
     for k, v in [("user.name", "Bench"), ("user.email", "bench@example.com"),
-                 ("commit.gpgsign", "false"), ("core.autocrlf", "false")]:
+                 ("commit.gpgsign", "false"), ("core.autocrlf", "false"),
+                 # No automatic gc in the background: the explicit one below
+                 # would find it running and fail.
+                 ("gc.auto", "0")]:
         git(repo, "config", k, v)
     git(repo, "add", "-A")
     env = dict(os.environ, GIT_AUTHOR_DATE="1700000000 +0000",
