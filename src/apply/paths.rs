@@ -106,14 +106,14 @@ pub fn move_path<F: Files>(
             Vec::new(),
         ));
     }
-    if to.as_str().starts_with(&format!("{from}/")) {
+    let source = files.entry(from)?;
+    if source == Some(Entry::Dir) && to.as_str().starts_with(&format!("{from}/")) {
         return Err(Failure {
             error_type: Some("target_exists"),
             message: format!("cannot move {from} into itself ({to} is inside it)"),
             details: vec!["choose a target outside the directory".to_string()],
         });
     }
-    let source = files.entry(from)?;
     let target = files.entry(to)?;
     let exists = |why: String| Failure {
         error_type: Some("target_exists"),
