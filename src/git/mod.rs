@@ -21,6 +21,7 @@
 //! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
 pub mod commit;
+mod convert;
 mod dirty;
 pub mod history;
 pub mod hooks;

@@ -231,6 +231,7 @@ impl Repository {
             return Ok((Vec::new(), Vec::new()));
         };
         let head = self.tree_of(self.head()?.commit())?;
+        let mut conv = super::convert::Convert::new(self);
         let (mut written, mut stale, mut keep) = (Vec::new(), Vec::new(), Vec::new());
         for c in changes {
             if self.entry_in_tree(head, &c.path)? != c.after {
@@ -242,7 +243,7 @@ impl Repository {
                     "injected failure",
                 ))
             } else {
-                self.write_file(&workdir, &c, false)
+                self.write_file(&workdir, &c, false, Some(&mut conv))
             };
             match again {
                 Ok(None) => written.push(c.path.clone()),
@@ -321,6 +322,9 @@ impl Repository {
         let hash = self.repo.object_hash();
         let mut report = WorktreeUpdate::default();
         let mut unwritten = Vec::new();
+        // clada's scratch tree (force) holds blobs as they are; the user's
+        // gets what git's checkout would write there.
+        let mut conv = (!force).then(|| super::convert::Convert::new(self));
         let mut finals: std::collections::BTreeMap<String, Final> = plan
             .snapshot
             .iter()
@@ -347,7 +351,7 @@ impl Repository {
                     "injected failure",
                 ))
             } else {
-                self.write_file(&workdir, c, force)
+                self.write_file(&workdir, c, force, conv.as_mut())
             };
             match written {
                 Ok(None) => report.written.push(c.path.clone()),
@@ -383,7 +387,14 @@ impl Repository {
                 EntryKind::Link => gix::index::entry::Mode::SYMLINK,
                 _ => gix::index::entry::Mode::FILE,
             };
-            let stat = disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default();
+            // A converted file's bytes are not the blob's: git looks at
+            // its content (a zero stat) and finds it clean.
+            let converted = conv.as_ref().is_some_and(|c| c.applies(&workdir, path));
+            let stat = if converted {
+                Default::default()
+            } else {
+                disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default()
+            };
             match at {
                 Some(r) if r.len() == 1 && index.entries()[r.start].stage_raw() == 0 => {
                     let entry = &mut index.entries_mut()[r.start];
@@ -440,6 +451,7 @@ impl Repository {
         workdir: &Path,
         c: &Changed,
         force: bool,
+        mut conv: Option<&mut super::convert::Convert<'_>>,
     ) -> Result<Option<String>, GitError> {
         let hash = self.repo.object_hash();
         let full = workdir.join(&c.path);
@@ -466,7 +478,11 @@ impl Repository {
                 _ => {}
             }
         }
-        let now = match disk_entry(&full, hash)? {
+        let on_disk = match conv.as_deref_mut() {
+            Some(conv) => disk_entry_converted(workdir, &c.path, &full, conv)?,
+            None => disk_entry(&full, hash)?,
+        };
+        let now = match on_disk {
             Disk::Other => {
                 return Ok(Some(
                     "is no longer a regular file on disk; the applied version is in the commit"
@@ -498,7 +514,12 @@ impl Repository {
             remove_empty_parents(workdir, &full);
             return Ok(None);
         };
-        let bytes = self.blob(after)?;
+        let mut bytes = self.blob(after)?;
+        if kind != EntryKind::Link
+            && let Some(conv) = conv
+        {
+            bytes = conv.for_worktree(workdir, &c.path, bytes)?;
+        }
         if let Some(parent) = full.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| GitError::op(format!("create the directory of {}", c.path), e))?;
@@ -591,6 +612,20 @@ fn disk_entry(full: &Path, hash: gix::hash::Kind) -> Result<Disk, GitError> {
     let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
         .map_err(|e| GitError::op("hash a file", e))?;
     Ok(Disk::Entry(id, is_link))
+}
+
+/// [`disk_entry`], a regular file's content hashed as `git add` would
+/// store it (through git's filters, where any apply).
+fn disk_entry_converted(
+    workdir: &Path,
+    path: &str,
+    full: &Path,
+    conv: &mut super::convert::Convert<'_>,
+) -> Result<Disk, GitError> {
+    match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => Ok(Disk::Entry(conv.hash_file(workdir, path, full)?, false)),
+        _ => disk_entry(full, conv.object_hash()),
+    }
 }
 
 /// Removes the directories above `file` that its deletion left empty, up

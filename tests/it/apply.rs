@@ -889,3 +889,40 @@ fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
     assert_eq!(out(d, &["status", "--porcelain"]), "");
     assert!(!d.join(".git/clada-unwritten").exists());
 }
+
+/// With core.autocrlf or a .gitattributes eol, the files clada writes are
+/// what git's checkout would write (CRLF), a file in its checked-out form
+/// is not taken for the user's edit, and the next apply reverts nothing.
+#[test]
+fn autocrlf_and_eol_attributes_are_honoured_in_the_working_tree() {
+    for (config, attributes) in [(Some("true"), None), (None, Some("*.txt eol=crlf\n"))] {
+        let dir = repo(&[("a.txt", "one\ntwo\n")]);
+        let d = dir.path();
+        if let Some(value) = config {
+            git(d, &["config", "core.autocrlf", value]);
+        }
+        if let Some(text) = attributes {
+            std::fs::write(d.join(".gitattributes"), text).unwrap();
+            git(d, &["add", ".gitattributes"]);
+            crate::common::commit(d, &["-q", "-m", "attributes"]);
+        }
+        // The file as git checks it out here.
+        std::fs::remove_file(d.join("a.txt")).unwrap();
+        git(d, &["checkout", "-q", "a.txt"]);
+        assert_eq!(read(d, "a.txt"), "one\r\ntwo\r\n");
+        let edit = "<---SEARCH file=\"a.txt\"--->\ntwo\n<---REPLACE--->\nTWO\n<---END--->\n";
+        let done = apply(d, &["-"], edit).success();
+        let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+        assert!(!said.contains("kept"), "{said}");
+        assert_eq!(read(d, "a.txt"), "one\r\nTWO\r\n");
+        assert_eq!(out(d, &["status", "--porcelain"]), "");
+        apply(d, &["-"], "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n").success();
+        assert_eq!(
+            out(d, &["show", "main:a.txt"]),
+            "one\nTWO",
+            "nothing reverted"
+        );
+        assert_eq!(read(d, "b.txt"), "b\r\n");
+        assert_eq!(out(d, &["status", "--porcelain"]), "");
+    }
+}
