@@ -692,6 +692,22 @@ fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
         mut error_type,
         ..
     } = checked;
+    // --allow-escape lets a reply write and edit files outside the
+    // directory, never delete or move there: a recursive delete of `/` or
+    // `..` would be one typo away.
+    let outside = match &built {
+        Some(Op::Delete { path, .. }) => path.escapes(),
+        Some(Op::Move { from, to, .. }) => from.escapes() || to.escapes(),
+        _ => false,
+    };
+    if outside {
+        error_type.get_or_insert("path_escape");
+        reasons.push((
+            line,
+            "path_escape: a delete or move stays inside the directory, even with --allow-escape"
+                .to_string(),
+        ));
+    }
     // A reply can never read outside the repository either: reads are
     // shown to whoever sent the reply (a server's pusher, say).
     if let Some(Op::Read(read)) = &built {

@@ -280,33 +280,54 @@ impl Files for DirFiles {
         let Some(journal) = self.journals.pop() else {
             return Ok(());
         };
-        for dir in &journal.removed_dirs {
-            std::fs::create_dir_all(dir).map_err(|e| Self::denied(&dir.to_string_lossy(), e))?;
-        }
-        for (path, before) in journal.files {
-            let full = self.root.join(&path);
-            match before {
-                Some(data) => {
-                    // A removed file's directory may be gone with it.
-                    if let Some(parent) = full.parent() {
-                        std::fs::create_dir_all(parent).map_err(|e| Self::denied(&path, e))?;
-                    }
-                    std::fs::write(&full, &data.bytes).map_err(|e| Self::denied(&path, e))?;
-                    set_executable(&full, data.executable).map_err(|e| Self::denied(&path, e))?;
+        // Undo in the order that cannot collide: what the block created
+        // goes first (files, then directories, deepest first), then what
+        // it removed comes back (directories, then file contents). Every
+        // step is tried; the first error is reported.
+        let mut first_error = None;
+        let mut note = |r: Result<(), FilesError>| {
+            if let Err(e) = r {
+                first_error.get_or_insert(e);
+            }
+        };
+        let (created, restored): (Vec<_>, Vec<_>) = journal
+            .files
+            .into_iter()
+            .partition(|(_, before)| before.is_none());
+        for (path, _) in created.iter().rev() {
+            match std::fs::remove_file(self.root.join(path)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    note(Err(Self::denied(path, e)));
                 }
-                None => match std::fs::remove_file(&full) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(Self::denied(&path, e));
-                    }
-                    _ => {}
-                },
+                _ => {}
             }
         }
-        for dir in journal.dirs.iter().rev() {
+        let mut made = journal.dirs.clone();
+        made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        for dir in &made {
             // Only empty directories go; anything else was there anyway.
             let _ = std::fs::remove_dir(dir);
         }
-        Ok(())
+        for dir in &journal.removed_dirs {
+            note(std::fs::create_dir_all(dir).map_err(|e| Self::denied(&dir.to_string_lossy(), e)));
+        }
+        for (path, before) in restored {
+            let Some(data) = before else { continue };
+            let full = self.root.join(&path);
+            let restore = || -> std::io::Result<()> {
+                // A removed file's directory may be gone with it.
+                if let Some(parent) = full.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&full, &data.bytes)?;
+                set_executable(&full, data.executable)
+            };
+            note(restore().map_err(|e| Self::denied(&path, e)));
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 fn entry_of(meta: &std::fs::Metadata) -> Entry {

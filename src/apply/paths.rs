@@ -44,9 +44,29 @@ fn contents<F: Files>(files: &F, dir: &RepoPath) -> Result<(Vec<String>, Vec<Str
     Ok((leaves, dirs))
 }
 
+/// Runs `op` as one unit: a directory is moved or deleted file by file,
+/// and one that fails half-way is undone whole.
+fn whole<F: Files>(files: &mut F, op: impl FnOnce(&mut F) -> Outcome) -> Outcome {
+    let checkpoint = files.checkpoint();
+    let done = op(files);
+    match &done {
+        Ok(_) => files.keep(checkpoint),
+        Err(_) => {
+            if let Err(e) = files.rollback(checkpoint) {
+                return Err(e.into());
+            }
+        }
+    }
+    done
+}
+
 /// Removes a file or link; a directory when it is empty, or with all it
 /// holds when `recursive`.
 pub fn delete<F: Files>(files: &mut F, path: &RepoPath, recursive: bool) -> Outcome {
+    whole(files, |files| delete_now(files, path, recursive))
+}
+
+fn delete_now<F: Files>(files: &mut F, path: &RepoPath, recursive: bool) -> Outcome {
     match files.entry(path)? {
         None => Err(not_found(path, "delete")),
         Some(Entry::File | Entry::Link) => {
@@ -100,6 +120,10 @@ pub fn move_path<F: Files>(
     to: &RepoPath,
     overwrite: bool,
 ) -> Outcome {
+    whole(files, |files| move_now(files, from, to, overwrite))
+}
+
+fn move_now<F: Files>(files: &mut F, from: &RepoPath, to: &RepoPath, overwrite: bool) -> Outcome {
     if from == to {
         return Ok((
             "nothing to do: the two paths are the same".to_string(),

@@ -142,13 +142,15 @@ fn directory<F: Files>(files: &F, dir: &RepoPath) -> Result<(), Failure> {
     }
 }
 
-/// The part of `path` below `dir`.
+/// The part of `path` below `dir`; its file name when it is not below
+/// (`dir` names the file itself).
 fn below<'p>(dir: &RepoPath, path: &'p str) -> &'p str {
     if dir.as_str().is_empty() {
-        path
-    } else {
-        &path[dir.as_str().len() + 1..]
+        return path;
     }
+    path.strip_prefix(dir.as_str())
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or_else(|| path.rsplit('/').next().unwrap_or(path))
 }
 
 fn list<F: Files>(files: &F, dir: &RepoPath, out: &mut Capped) -> Outcome {
@@ -306,6 +308,16 @@ mod tests {
         };
         let (_, output) = run(dir.path(), glob, 1000);
         assert_eq!(output, "src/a.rs\nsrc/deep/c.rs\n");
+        // A file named as the place to grep, with an include it does not
+        // match: nothing found, no panic.
+        let one = Read::Grep {
+            pattern: "fn".into(),
+            path: path("src/a.rs"),
+            include: Some("*.py".into()),
+        };
+        let (done, output) = run(dir.path(), one, 1000);
+        assert_eq!(done.as_deref(), Ok("found 0 matching lines in 0 files"));
+        assert_eq!(output, "");
         let (done, output) = run(dir.path(), Read::List(path("src")), 1000);
         assert_eq!(done.as_deref(), Ok("listed 3 entries"));
         assert_eq!(output, "a.rs\ndeep/\nnotes.md\n");

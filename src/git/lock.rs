@@ -94,6 +94,9 @@ const INTENT: &str = "clada-ref-intent";
 /// clada dead is that clada's.
 const INTENT_LOCK_AGE: Duration = Duration::from_secs(2);
 
+/// How far apart a recorded lock file's and the record's times may be.
+const INTENT_SLACK: Duration = Duration::from_secs(1);
+
 impl RefIntent {
     /// Records `locks` (best effort: without the record a killed update's
     /// lock files are only named, as before).
@@ -121,14 +124,25 @@ fn remove_intended_locks(git_dir: &Path) {
     let Ok(text) = std::fs::read_to_string(&intent) else {
         return;
     };
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(recorded) = modified(&intent) else {
+        return;
+    };
     for line in text.lines().filter(|l| !l.is_empty()) {
         let lock = PathBuf::from(line);
-        let age = |p: &Path| {
-            std::fs::metadata(p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
+        let age = |p: &Path| modified(p).and_then(|t| t.elapsed().ok());
+        // The dead clada took its locks within moments of recording them;
+        // a lock made long before or after is someone else's.
+        let Some(made) = modified(&lock) else {
+            continue;
         };
+        let apart = made
+            .duration_since(recorded)
+            .or_else(|e| Ok::<_, ()>(e.duration()))
+            .unwrap_or_default();
+        if apart > INTENT_SLACK {
+            continue;
+        }
         let Some(current) = age(&lock) else {
             continue;
         };
@@ -293,8 +307,31 @@ mod tests {
                 .set_modified(old)
                 .unwrap();
         }
-        // A killed clada recorded HEAD's and main's locks, not other's.
+        // A killed clada recorded HEAD's and main's locks, not other's,
+        // at the time it took them.
         std::mem::forget(RefIntent::record(git, &[head.clone(), branch.clone()]));
+        std::fs::File::options()
+            .write(true)
+            .open(git.join(INTENT))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        // A lock made long before the record is not the dead clada's.
+        let older = git.join("refs/heads/older.lock");
+        std::fs::File::create(&older)
+            .unwrap()
+            .set_modified(old - Duration::from_secs(30))
+            .unwrap();
+        std::mem::forget(RefIntent::record(
+            git,
+            &[head.clone(), branch.clone(), older.clone()],
+        ));
+        std::fs::File::options()
+            .write(true)
+            .open(git.join(INTENT))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
         std::fs::write(git.join(LOCK_NAME), "0 123").unwrap();
         let lock = acquire(git, Duration::from_secs(1)).unwrap();
         assert!(!head.exists() && !branch.exists());

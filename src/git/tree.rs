@@ -28,6 +28,10 @@ pub struct TreeFiles<'r> {
     /// them, so they live here until a file is written into them (and are
     /// made in the scratch tree for commands).
     dirs: BTreeSet<String>,
+    /// The tree the store started from (the snapshot): a path that is not
+    /// in it but is on disk is ignored by git (untracked files are in the
+    /// snapshot).
+    origin: gix::Tree<'r>,
     /// The working tree the base was taken from: a path missing from the
     /// base but present there is ignored by git, and is never written.
     workdir: Option<std::path::PathBuf>,
@@ -50,6 +54,7 @@ impl<'r> TreeFiles<'r> {
         Ok(TreeFiles {
             repo,
             base,
+            origin: base_tree.clone(),
             base_tree,
             changes: BTreeMap::new(),
             dirs: BTreeSet::new(),
@@ -63,6 +68,16 @@ impl<'r> TreeFiles<'r> {
         let Some(workdir) = &self.workdir else {
             return Ok(());
         };
+        // On disk because it is in the snapshot (the reply removed or
+        // moved it since): not ignored.
+        if self
+            .origin
+            .lookup_entry_by_path(path.as_str())
+            .map_err(Self::store)?
+            .is_some()
+        {
+            return Ok(());
+        }
         match std::fs::symlink_metadata(workdir.join(path.as_str())) {
             Ok(_) => Err(FilesError::Ignored {
                 path: path.to_string(),
@@ -96,6 +111,10 @@ impl<'r> TreeFiles<'r> {
     fn check_parents(&self, path: &RepoPath) -> Result<(), FilesError> {
         let full = path.as_str();
         let mut end = 0;
+        // Once a parent is gone from the base (removed, or never there),
+        // nothing deeper is in the base either; but files written since
+        // may still stand at any depth, so those are checked to the end.
+        let mut in_base = true;
         while let Some(slash) = full[end..].find('/') {
             end += slash;
             let parent = &full[..end];
@@ -106,31 +125,31 @@ impl<'r> TreeFiles<'r> {
                         parent: parent.to_string(),
                     });
                 }
-                // Removed: nothing deeper exists in the base either.
-                Some(None) => return Ok(()),
+                Some(None) => in_base = false,
                 None => {}
             }
-            match self.lookup(parent)? {
-                Found::File(..) => {
-                    return Err(FilesError::ParentIsFile {
-                        path: full.to_string(),
-                        parent: parent.to_string(),
-                    });
+            if in_base {
+                match self.lookup(parent)? {
+                    Found::File(..) => {
+                        return Err(FilesError::ParentIsFile {
+                            path: full.to_string(),
+                            parent: parent.to_string(),
+                        });
+                    }
+                    Found::Link => {
+                        return Err(FilesError::Symlink {
+                            path: parent.to_string(),
+                        });
+                    }
+                    Found::Submodule => {
+                        return Err(FilesError::Submodule {
+                            path: full.to_string(),
+                            submodule: parent.to_string(),
+                        });
+                    }
+                    Found::Directory => {}
+                    Found::Nothing => in_base = false,
                 }
-                Found::Link => {
-                    return Err(FilesError::Symlink {
-                        path: parent.to_string(),
-                    });
-                }
-                Found::Submodule => {
-                    return Err(FilesError::Submodule {
-                        path: full.to_string(),
-                        submodule: parent.to_string(),
-                    });
-                }
-                // A directory, or nothing yet: nothing deeper can exist.
-                Found::Directory => {}
-                Found::Nothing => return Ok(()),
             }
             end += 1;
         }

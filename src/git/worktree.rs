@@ -263,6 +263,38 @@ impl Repository {
         Ok((written, stale))
     }
 
+    /// The recorded unwritten files whose disk content is still the stale
+    /// one (and HEAD still the version that could not be written): not
+    /// the user's edits. Reads only.
+    pub fn unwritten_stale(&self) -> Result<Vec<String>, GitError> {
+        let changes = self.unwritten()?;
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(workdir) = self.workdir().map(Path::to_path_buf) else {
+            return Ok(Vec::new());
+        };
+        let head = self.tree_of(self.head()?.commit())?;
+        let mut conv = super::convert::Convert::new(self);
+        let mut stale = Vec::new();
+        for c in changes {
+            if self.entry_in_tree(head, &c.path)? != c.after {
+                continue;
+            }
+            let full = workdir.join(&c.path);
+            let now = match disk_entry_converted(&workdir, &c.path, &full, &mut conv)? {
+                Disk::Missing => None,
+                Disk::Entry(id, is_link) => Some((id, is_link)),
+                Disk::Other => continue,
+            };
+            let before = c.before.map(|(id, kind)| (id, kind == EntryKind::Link));
+            if now == before {
+                stale.push(c.path);
+            }
+        }
+        Ok(stale)
+    }
+
     /// The entry of `tree` at `path` (a file or link), if any.
     fn entry_in_tree(
         &self,
@@ -334,7 +366,12 @@ impl Repository {
                 OnDisk::Other => None,
             })
             .collect();
-        for c in &plan.changed {
+        // Removals first, as git's checkout does: a directory that becomes
+        // a file (or the other way round) must be gone before the other
+        // takes its place.
+        let removals = plan.changed.iter().filter(|c| c.after.is_none());
+        let writes = plan.changed.iter().filter(|c| c.after.is_some());
+        for c in removals.chain(writes) {
             let state = c
                 .after
                 .map_or(Final::Absent, |(id, kind)| Final::Entry(id, kind));
@@ -653,10 +690,6 @@ impl Repository {
         &self,
     ) -> Result<(gix::lock::File, gix::index::File, super::lock::RefIntent), GitError> {
         let index_path = self.repo.index_path();
-        let intent = super::lock::RefIntent::record(
-            self.repo.git_dir(),
-            &[index_path.with_extension("lock")],
-        );
         let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
@@ -664,6 +697,11 @@ impl Repository {
             0,
         )
         .map_err(|e| GitError::op("lock the index", e))?;
+        // Recorded once the lock is ours: never a lock another program holds.
+        let intent = super::lock::RefIntent::record(
+            self.repo.git_dir(),
+            &[index_path.with_extension("lock")],
+        );
         // Under git's lock nobody else writes the index: if the file is
         // still the one the status read, that read is as good as a new one.
         let stamp = IndexStamp::of(&index_path);

@@ -264,7 +264,11 @@ fn xxd_writes(args: &[String]) -> bool {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
-        if a == "-" || !a.starts_with('-') {
+        if files > 0 {
+            // xxd reads options only before its input file: every word
+            // after it is a file name (`xxd a.bin -p` writes `-p`).
+            files += 1;
+        } else if a == "-" || !a.starts_with('-') {
             files += 1;
         } else if VALUED.contains(&a) {
             i += 1;
@@ -420,12 +424,10 @@ fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
                 } else {
                     format!("{dest_path}/{base}")
                 };
-                if let Some(link) = written_through_link(place.root, &in_dir(source), &written) {
+                if let Some(why) = written_through_link(place.root, &in_dir(source), &written) {
                     return refuse(
                         source,
-                        &format!(
-                            "it would be written as {written}, and {link} is a symbolic link; a command may not write through one"
-                        ),
+                        &format!("it would be written as {written}, and {why}"),
                     );
                 }
             }
@@ -434,11 +436,14 @@ fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
     Verdict::Allowed
 }
 
-/// The first symbolic link on the way to `written` (the copy of `source`),
-/// or, when `source` is a directory (`cp -r`), to any path below it.
+/// Why writing the copy of `source` at `written` (and, when `source` is a
+/// directory, `cp -r`, every path below it) is refused: a symbolic link on
+/// the way, or a tree too large to check.
 fn written_through_link(root: &Path, source: &str, written: &str) -> Option<String> {
+    let through =
+        |link: String| format!("{link} is a symbolic link; a command may not write through one");
     if let Some(link) = linked_component(root, written, false) {
-        return Some(link);
+        return Some(through(link));
     }
     let from = root.join(source);
     if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
@@ -455,7 +460,9 @@ fn written_through_link(root: &Path, source: &str, written: &str) -> Option<Stri
         for entry in entries.flatten() {
             seen += 1;
             if seen > 10_000 {
-                return Some(format!("{written} (too many files to check)"));
+                return Some(format!(
+                    "{source} holds over 10,000 files, too many to check for symbolic links where they would be copied"
+                ));
             }
             let name = entry.file_name().to_string_lossy().into_owned();
             let below = if rel.is_empty() {
@@ -464,7 +471,7 @@ fn written_through_link(root: &Path, source: &str, written: &str) -> Option<Stri
                 format!("{rel}/{name}")
             };
             if let Some(link) = linked_component(root, &format!("{written}/{below}"), false) {
-                return Some(link);
+                return Some(through(link));
             }
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 pending.push(below);
@@ -558,6 +565,8 @@ mod tests {
             "xxd -revert a.hex",
             "xxd -ps -r a.hex",
             "xxd -unknown a.bin",
+            "xxd a.bin -p",
+            "xxd - -i",
             "file -C -m magic",
             "file -bC -m magic",
             "file --comp -m magic",

@@ -34,10 +34,16 @@ fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
     Some((line.strip_suffix('\r').unwrap_or(line), next))
 }
 
+/// For each kind of closing line: where the last search for it started,
+/// and the start of the line after the closing line it found (`None`:
+/// none from there to the end).
+type Closers = std::collections::HashMap<String, (usize, Option<usize>)>;
+
 /// Every block in `text`, in document order. One pass, no copy of the
 /// lines: most lines are passed over on their first byte.
 pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
     let csl_first = delims.start.as_bytes().first().copied();
+    let mut closers = Closers::new();
     let mut found = Vec::new();
     let (mut pos, mut line_no) = (0, 1u32);
     while let Some((line, next)) = line_at(text, pos) {
@@ -45,7 +51,7 @@ pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
         let candidate = first
             .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
         let opened = if candidate {
-            opener(text, pos, line, next, delims)
+            opener(text, pos, line, next, delims, &mut closers)
         } else {
             None
         };
@@ -74,17 +80,30 @@ fn opener(
     line: &str,
     next: usize,
     delims: &Delimiters,
+    closers: &mut Closers,
 ) -> Option<(Syntax, Option<usize>)> {
     let first = *line.as_bytes().first()?;
-    let until = |pred: &dyn Fn(&str) -> bool| {
+    // Where the block's closing line is, by the kind of closing line:
+    // remembered across blocks, so that a reply of many unclosed openers
+    // is read once per kind, not once per opener.
+    let mut until = |key: &str, pred: &dyn Fn(&str) -> bool| {
+        if let Some(&(from, found)) = closers.get(key)
+            && from <= next
+            && found.is_none_or(|end| end > next)
+        {
+            return found;
+        }
         let mut at = next;
+        let mut found = None;
         while let Some((l, after)) = line_at(text, at) {
             if pred(l) {
-                return Some(after);
+                found = Some(after);
+                break;
             }
             at = after;
         }
-        None
+        closers.insert(key.to_string(), (next, found));
+        found
     };
     // CSL first: its delimiters are configurable and may start with any
     // character.
@@ -96,7 +115,7 @@ fn opener(
                     return Some((Syntax::Csl, None));
                 }
                 let end = format!("{}END{}", delims.start, delims.end);
-                return Some((Syntax::Csl, until(&|l| l.trim_end() == end)));
+                return Some((Syntax::Csl, until("csl", &|l| l.trim_end() == end)));
             }
         }
     }
@@ -105,14 +124,17 @@ fn opener(
             if conflict_marker(line, b'<', "SEARCH").is_some() {
                 return Some((
                     Syntax::Aider,
-                    until(&|l| {
+                    until("aider", &|l| {
                         conflict_marker(l, b'>', "REPLACE").is_some()
                             || conflict_marker(l, b'+', "REPLACE").is_some()
                     }),
                 ));
             }
             if line.trim_end() == "<<<FILE>>>" || line.trim_end() == "<<<EXPLANATION>>>" {
-                return Some((Syntax::Replacer, until(&|l| l.trim_end() == "<<<END>>>")));
+                return Some((
+                    Syntax::Replacer,
+                    until("replacer", &|l| l.trim_end() == "<<<END>>>"),
+                ));
             }
             cml_opener(line).map(|name| {
                 let self_closing = line.trim_end().ends_with("/>");
@@ -120,7 +142,7 @@ fn opener(
                 let end = if self_closing || line.contains(&close) {
                     Some(next)
                 } else {
-                    until(&|l| l.trim_start().starts_with(&close))
+                    until(&close, &|l| l.trim_start().starts_with(&close))
                 };
                 (Syntax::Cml, end)
             })
@@ -129,7 +151,7 @@ fn opener(
             if conflict_marker(line, b'-', "SEARCH").is_some() {
                 return Some((
                     Syntax::Aider,
-                    until(&|l| conflict_marker(l, b'+', "REPLACE").is_some()),
+                    until("cline", &|l| conflict_marker(l, b'+', "REPLACE").is_some()),
                 ));
             }
             diff_header(text, pos)
@@ -149,17 +171,18 @@ fn opener(
             }
             Some((Syntax::Diff, None))
         }
-        b'*' if line.trim() == "*** Begin Patch" => {
-            Some((Syntax::Patch, until(&|l| l.trim() == "*** End Patch")))
-        }
+        b'*' if line.trim() == "*** Begin Patch" => Some((
+            Syntax::Patch,
+            until("patch", &|l| l.trim() == "*** End Patch"),
+        )),
         b'#' => {
             if let Some(id) = hashbang_id(line, "#!SHAM [@three-char-SHA-256:") {
                 let end = format!("#!END_SHAM_{id}");
-                return Some((Syntax::Sham, until(&|l| l.trim_end() == end)));
+                return Some((Syntax::Sham, until(&end, &|l| l.trim_end() == end)));
             }
             if let Some(id) = hashbang_id(line, "#!telt [3-char SHA:") {
                 let end = format!("--END {id}--");
-                return Some((Syntax::Telt, until(&|l| l.trim_end() == end)));
+                return Some((Syntax::Telt, until(&end, &|l| l.trim_end() == end)));
             }
             None
         }

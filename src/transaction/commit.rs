@@ -164,10 +164,16 @@ pub(super) fn commit_and_advance(
     //
     // A user who switched branches meanwhile has another branch checked
     // out: writing the reply's files there would stage them on it.
-    let switched = target.worktree
-        && !matches!(repo.head(), Ok(crate::git::Head::Branch { ref name, .. }) if name == branch);
-    if switched {
-        repo.drop_pending_update()?;
+    let mut warnings = Vec::new();
+    let head = target.worktree.then(|| repo.head());
+    let switched = matches!(&head, Some(Ok(h)) if !matches!(h, crate::git::Head::Branch { name, .. } if name == branch));
+    // HEAD unreadable: nothing is written now, and the journal stays for
+    // the next apply to finish (its snapshot would otherwise revert this).
+    let unknown = matches!(&head, Some(Err(_)));
+    if switched && let Err(e) = repo.drop_pending_update() {
+        warnings.push(format!(
+            "the record of this update could not be removed: {e}"
+        ));
     }
     let kept_all = |why: &dyn Fn() -> String| WorktreeUpdate {
         written: Vec::new(),
@@ -180,6 +186,10 @@ pub(super) fn commit_and_advance(
     };
     let worktree = if !target.worktree {
         WorktreeUpdate::default()
+    } else if unknown {
+        kept_all(&|| {
+            "HEAD could not be read, so your working tree was left as it is for now; the next clada command finishes the update, and the applied version is in the commit".to_string()
+        })
     } else if switched {
         kept_all(&|| {
             format!(
@@ -202,6 +212,7 @@ pub(super) fn commit_and_advance(
     o.post = Some(post);
     o.worktree = worktree;
     o.warnings.extend(note_failed);
+    o.warnings.extend(warnings);
     Ok(o)
 }
 

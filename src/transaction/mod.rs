@@ -352,9 +352,10 @@ pub fn apply(
     let base_tree = repo.tree_of(base)?;
     let mut left_ignored = Vec::new();
     let snapshot = if target.worktree {
-        // Files an earlier update could not write are written now, if
-        // they can be; those still stale are not the user's edits.
-        let (_, stale) = repo.retry_unwritten()?;
+        // Files an earlier update could not write (the caller tried them
+        // again first, unless this is a dry run): those still stale are
+        // not the user's edits.
+        let stale = repo.unwritten_stale()?;
         let mut snapshot =
             repo.snapshot_with(base_tree, false, &|p| stale.iter().any(|s| s == p))?;
         left_ignored = repo.leave_out_unignored(&mut snapshot, base)?;

@@ -882,6 +882,14 @@ fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
         "no pre: nothing of the user's changed"
     );
     assert_eq!(out(d, &["show", "main:a.txt"]), "new");
+    // A dry run writes nothing, not even a file waiting to be written.
+    apply(
+        d,
+        &["--dry-run", "-"],
+        "<---WRITE file=\"f.txt\"--->\nf\n<---END--->\n",
+    )
+    .success();
+    assert_eq!(read(d, "a.txt"), "old\n");
     // Once the cause is gone, the next command writes it.
     let third = "<---WRITE file=\"e.txt\"--->\ne\n<---END--->\n";
     apply(d, &["-"], third).success();
@@ -925,4 +933,87 @@ fn autocrlf_and_eol_attributes_are_honoured_in_the_working_tree() {
         assert_eq!(read(d, "b.txt"), "b\r\n");
         assert_eq!(out(d, &["status", "--porcelain"]), "");
     }
+}
+
+/// Review findings, each a sequence that lost or broke something.
+#[test]
+fn a_write_below_a_file_the_reply_made_is_refused_and_loses_nothing() {
+    let dir = repo(&[("notes.txt", "mine\n")]);
+    let d = dir.path();
+    let reply = r#"[{"op": "move", "from": "notes.txt", "to": "docs/notes"},
+                    {"op": "write", "path": "docs/notes/index.md", "content": "x"},
+                    {"op": "write", "path": "x/y", "content": "1"},
+                    {"op": "write", "path": "x/y/z", "content": "2"}]"#;
+    let done = apply(d, &["--format", "json", "-"], reply).code(1);
+    let report = json(&done);
+    assert_eq!(report["tasks"][1]["error_type"], "file_not_found");
+    assert_eq!(report["tasks"][3]["error_type"], "file_not_found");
+    assert_eq!(out(d, &["show", "main:docs/notes"]), "mine");
+    assert_eq!(out(d, &["show", "main:x/y"]), "1");
+    assert_eq!(read(d, "docs/notes"), "mine\n");
+}
+
+#[test]
+fn a_directory_move_that_fails_half_way_moves_nothing() {
+    let dir = repo(&[(".gitignore", "/b/y\n"), ("a/x", "x\n"), ("a/y", "y\n")]);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("b")).unwrap();
+    std::fs::write(d.join("b/y"), "ignored, the user's\n").unwrap();
+    let reply =
+        r#"[{"op": "move", "from": "a", "to": "b"}, {"op": "write", "path": "c", "content": "c"}]"#;
+    let done = apply(d, &["--format", "json", "-"], reply).code(1);
+    let report = json(&done);
+    assert_eq!(report["tasks"][0]["error_type"], "protected_path");
+    assert_eq!(
+        out(d, &["show", "main:a/x"]),
+        "x",
+        "a/x was not moved alone"
+    );
+    assert!(!out(d, &["ls-tree", "-r", "--name-only", "main"]).contains("b/x"));
+    assert_eq!(read(d, "b/y"), "ignored, the user's\n");
+}
+
+#[test]
+fn a_directory_replaced_by_a_file_reaches_the_working_tree() {
+    let dir = repo(&[("a/b", "b\n")]);
+    let d = dir.path();
+    let reply = r#"[{"op": "delete", "path": "a/b"}, {"op": "write", "path": "a", "content": "now a file"}]"#;
+    let done = apply(d, &["-"], reply).success();
+    let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+    assert!(!said.contains("kept"), "{said}");
+    assert_eq!(read(d, "a"), "now a file\n");
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn without_git_a_rolled_back_block_restores_what_it_replaced() {
+    let dir = scratch();
+    let r = dir.path();
+    std::fs::write(r.join("notes"), "my notes\n").unwrap();
+    std::fs::create_dir_all(r.join("d")).unwrap();
+    std::fs::write(r.join("d/x"), "x\n").unwrap();
+    let reply = r#"[{"op": "tasks", "ops": [
+        {"op": "delete", "path": "notes"},
+        {"op": "write", "path": "notes/a.md", "content": "a"},
+        {"op": "delete", "path": "d", "recursive": true},
+        {"op": "write", "path": "d", "content": "a file now"},
+        {"op": "delete", "path": "missing"}
+    ]}]"#;
+    apply(r, &["--no-git", "-"], reply).code(1);
+    assert_eq!(read(r, "notes"), "my notes\n");
+    assert_eq!(read(r, "d/x"), "x\n");
+    // With --allow-escape a reply still cannot delete or move outside.
+    let outside = r#"[{"op": "delete", "path": "/", "recursive": true}, {"op": "move", "from": "notes", "to": "../elsewhere"}]"#;
+    let done = apply(
+        r,
+        &["--no-git", "--allow-escape", "--format", "json", "-"],
+        outside,
+    )
+    .code(1);
+    let report = json(&done);
+    for t in 0..2 {
+        assert_eq!(report["tasks"][t]["status"], "SKIP");
+        assert_eq!(report["tasks"][t]["error_type"], "path_escape");
+    }
+    assert_eq!(read(r, "notes"), "my notes\n");
 }

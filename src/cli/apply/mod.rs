@@ -407,6 +407,8 @@ fn apply_or_stop(
             eprintln!("clada: {said}");
         }
         super::guard::finish_interrupted_switch(&repo)?;
+        // Files an earlier apply could not write are written once they can be.
+        repo.retry_unwritten().map_err(git_err)?;
     }
     // A step-back session remembers its branch's tip; moving that branch
     // under it would make step-forward refuse to return.
