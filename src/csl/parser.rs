@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use super::Delimiters;
 use super::ast::{Attr, Body, OpKind, Operation, Span, TaskId};
 use super::diagnostic::{Diagnostic, DiagnosticKind as K};
-use super::lexer::{Line, Lines, Marker, MarkerError, marker_name, read_marker};
+use super::lexer::{Line, Marker, MarkerError, Piece, Pieces, Plain, marker_name, read_marker};
 
 /// Marker names that are not operations but mean something inside one.
 const END: &str = "END";
@@ -35,14 +35,15 @@ pub fn parse<'a>(
         unrecognised: None,
         last_closed: None,
     };
-    for line in Lines::new(src) {
-        p.last_line = line.number;
-        if p.open.is_some() {
-            p.in_operation(line);
-        } else {
-            p.in_prose(line);
+    let mut pieces = Pieces::new(src, delims);
+    for piece in &mut pieces {
+        match piece {
+            Piece::Plain(run) => p.plain_lines(run),
+            Piece::Line(line) if p.open.is_some() => p.in_operation(line),
+            Piece::Line(line) => p.in_prose(line),
         }
     }
+    p.last_line = pieces.lines_read();
     p.finish();
     p.ops
 }
@@ -118,6 +119,14 @@ struct OpenOp<'a> {
     end_in_to: Option<u32>,
 }
 
+impl OpenOp<'_> {
+    /// Adds the lines from byte `start` to `end` to the current section.
+    fn add_content(&mut self, start: usize, end: usize) {
+        let start = self.content.map_or(start, |span| span.start);
+        self.content = Some(Span::new(start, end));
+    }
+}
+
 /// Where an operation was closed.
 #[derive(Debug, Clone, Copy)]
 struct Closed {
@@ -147,6 +156,7 @@ struct Parser<'a, 'd> {
     tasks: Option<OpenTasks<'a>>,
     open: Option<OpenOp<'a>>,
     next_task: u32,
+    /// The number of lines, once all are read.
     last_line: u32,
     /// Line of the last marker with an unknown name that was left as prose,
     /// to explain a stray END later.
@@ -446,12 +456,17 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// Lines that cannot be markers: content of the open operation, or
+    /// prose, which needs nothing.
+    fn plain_lines(&mut self, run: Plain) {
+        if let Some(open) = &mut self.open {
+            open.add_content(run.start, run.end);
+        }
+    }
+
     fn content_line(&mut self, line: Line<'a>, section: Section) {
         let open = self.open.as_mut().expect("called with an open operation");
-        open.content = Some(match open.content {
-            Some(span) => Span::new(span.start, line.end()),
-            None => Span::new(line.start, line.end()),
-        });
+        open.add_content(line.start, line.end());
         let kind = open.kind;
         if section == Section::To
             && matches!(marker_name(line.text, self.delims), Some((END, true)))
