@@ -226,7 +226,7 @@ fn name_len(s: &str, delims: &Delimiters) -> usize {
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-        if s[i..].starts_with(delims.end.as_str()) {
+        if starts_with_at(s, i, &delims.end) {
             break;
         }
         i += 1;
@@ -290,7 +290,7 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
             if c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '<' | '>') {
                 break;
             }
-            if text[i..].starts_with(end) {
+            if starts_with_at(text, i, end) {
                 break;
             }
             i += c.len_utf8();
@@ -361,6 +361,16 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
         );
     }
     marker
+}
+
+/// Whether `text[i..]` starts with `pat`. Called for each character of
+/// names, so it compares the first byte before calling `memcmp`.
+fn starts_with_at(text: &str, i: usize, pat: &str) -> bool {
+    let (text, pat) = (&text.as_bytes()[i..], pat.as_bytes());
+    match pat.first() {
+        Some(first) => text.first() == Some(first) && text.starts_with(pat),
+        None => true,
+    }
 }
 
 fn skip_ws(text: &str, mut i: usize) -> usize {
