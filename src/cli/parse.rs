@@ -55,7 +55,7 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     };
     write_stdout(|out| match args.format {
         Format::Json => {
-            serde_json::to_writer(&mut *out, &reply).map_err(std::io::Error::from)?;
+            csl::json_writer::to_writer(&mut *out, &reply)?;
             out.write_all(b"\n")
         }
         Format::Text => write_text(out, &reply, &input.origin),

@@ -6,13 +6,14 @@
 //!
 //! Layers, lowest first: `input` (bytes to text), `lexer` (lines and marker
 //! lines), `parser` (the context-sensitive state machine), `validate`
-//! (semantic rules), then `json` and `print` (output) and `diagnostic`
-//! (the problem model and its text rendering).
+//! (semantic rules), then `json` and `print` (output; `json_writer` writes
+//! the JSON) and `diagnostic` (the problem model and its text rendering).
 
 pub mod ast;
 pub mod diagnostic;
 pub mod input;
 pub mod json;
+pub mod json_writer;
 mod lexer;
 mod parser;
 pub mod print;
