@@ -71,6 +71,9 @@ pub struct Pieces<'a, 'd> {
     /// Where the next line that may be a marker starts, at or after `pos`
     /// (`src.len()` when there is none), once known.
     next_marker: Option<usize>,
+    /// Where the next CR is, at or after `pos` (`src.len()` when there is
+    /// none), once known. Most replies have none, or few.
+    next_cr: Option<usize>,
 }
 
 impl<'a, 'd> Pieces<'a, 'd> {
@@ -81,6 +84,7 @@ impl<'a, 'd> Pieces<'a, 'd> {
             pos: 0,
             number: 0,
             next_marker: None,
+            next_cr: None,
         }
     }
 
@@ -119,12 +123,21 @@ impl<'a, 'd> Pieces<'a, 'd> {
     /// of the input), as one run.
     fn plain(&mut self, from: usize, to: usize) -> Plain {
         let bytes = &self.src.as_bytes()[from..to];
-        let mut lines = memchr::memchr_iter(b'\n', bytes).count();
+        let mut lines = count_lf(bytes);
         // A CR is a line end too unless an LF follows (CRLF counts once).
-        // CRs are rare, so they are looked at one by one.
-        lines += memchr::memchr_iter(b'\r', bytes)
-            .filter(|&i| bytes.get(i + 1) != Some(&b'\n'))
-            .count();
+        // CRs are rare: they are found once for the whole input rather than
+        // looked for in every run, and looked at one by one.
+        let next_cr = match self.next_cr {
+            Some(cr) if cr >= from => cr,
+            _ => memchr::memchr(b'\r', &self.src.as_bytes()[from..])
+                .map_or(self.src.len(), |i| from + i),
+        };
+        self.next_cr = Some(next_cr);
+        if next_cr < to {
+            lines += memchr::memchr_iter(b'\r', &bytes[next_cr - from..])
+                .filter(|&i| bytes.get(next_cr - from + i + 1) != Some(&b'\n'))
+                .count();
+        }
         let end = match bytes {
             [.., b'\r', b'\n'] => to - 2,
             [.., b'\n' | b'\r'] => to - 1,
@@ -180,6 +193,27 @@ impl<'a> Iterator for Pieces<'a, '_> {
         }
         Some(Piece::Line(self.line()))
     }
+}
+
+/// The number of LFs in `bytes`. Runs between markers are short (a few
+/// lines), where memchr's set-up costs more than counting eight bytes at a
+/// time; long ones are left to memchr.
+fn count_lf(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const LOW7: u64 = ONES * 0x7f;
+    if bytes.len() > 512 {
+        return memchr::memchr_iter(b'\n', bytes).count();
+    }
+    let mut words = bytes.chunks_exact(8);
+    let mut n = 0;
+    for word in &mut words {
+        let x =
+            u64::from_ne_bytes(word.try_into().expect("eight bytes")) ^ (ONES * u64::from(b'\n'));
+        // The top bit of each byte of `x` that is zero, exactly.
+        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
+        n += zero.count_ones() as usize;
+    }
+    n + words.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Why a marker line is not well formed.
@@ -486,6 +520,16 @@ mod tests {
                 marker_line("\t<---", 33, 5),
             ]
         );
+    }
+
+    #[test]
+    fn count_lf_counts_short_and_long_runs() {
+        let text = "ab\ncd\n\n\u{80a}\r\n\u{10a}\n".repeat(100);
+        for end in 0..text.len() {
+            let bytes = &text.as_bytes()[..end];
+            let naive = bytes.iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(count_lf(bytes), naive, "{end}");
+        }
     }
 
     /// The lines of `src` split one by one, each with whether it may be a
