@@ -279,7 +279,10 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
     let mut marker = Marker {
         name: &text[i..name_end],
         name_span: at(i, name_end),
-        attrs: Vec::new(),
+        // Room for an attribute per '=': exact unless a value holds one.
+        // A vector that grows makes room for four at once, which is
+        // megabytes for a reply of many small operations.
+        attrs: Vec::with_capacity(memchr::memchr_iter(b'=', text.as_bytes()).count()),
         error: None,
     };
     let fail = |marker: &mut Marker<'a>, e: MarkerError, span: Span| {

@@ -242,12 +242,8 @@ impl<'a> Parser<'a, '_> {
         line: Line<'a>,
         kind: OpKind,
         name_span: Span,
-        mut attrs: Vec<Attr<'a>>,
+        attrs: Vec<Attr<'a>>,
     ) {
-        // A marker has one or two attributes, but a vector's first push
-        // makes room for four: 224 bytes per operation, megabytes of fresh
-        // memory for a reply of many small operations.
-        attrs.shrink_to_fit();
         if kind == OpKind::Tasks {
             if let Some(tasks) = &mut self.tasks {
                 tasks.nested += 1;
