@@ -282,7 +282,7 @@ pub fn read_marker<'a>(line: Line<'a>, delims: &Delimiters) -> Marker<'a> {
         // Room for an attribute per '=': exact unless a value holds one.
         // A vector that grows makes room for four at once, which is
         // megabytes for a reply of many small operations.
-        attrs: Vec::with_capacity(memchr::memchr_iter(b'=', text.as_bytes()).count()),
+        attrs: Vec::with_capacity(text.bytes().filter(|&b| b == b'=').count()),
         error: None,
     };
     let fail = |marker: &mut Marker<'a>, e: MarkerError, span: Span| {
