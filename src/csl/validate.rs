@@ -78,9 +78,7 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
             task: Some(op.task),
         });
     };
-    if matches!(kind, OpKind::Write | OpKind::Search)
-        && op.attr("file").is_none_or(|f| f.trim().is_empty())
-    {
+    if matches!(kind, OpKind::Write | OpKind::Search) && op.attr("file").is_none_or(is_blank) {
         invalid(
             K::MissingFile,
             "Missing required attribute 'file'",
@@ -110,20 +108,20 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
         );
     }
     match &op.body {
-        Body::Run { content } if content.trim().is_empty() => invalid(
+        Body::Run { content } if is_blank(content) => invalid(
             K::EmptyRun,
             "Empty content not allowed for RUN operation",
             "put one command per line between the RUN marker and END".to_string(),
         ),
         Body::Search { pattern, to, .. } => {
-            if pattern.trim().is_empty() {
+            if is_blank(pattern) {
                 invalid(
                     K::EmptyPattern,
                     "Empty search pattern not allowed",
                     "copy the exact lines to find, from the current file, between SEARCH and REPLACE (or TO)".to_string(),
                 );
             }
-            if to.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            if to.as_deref().is_some_and(is_blank) {
                 invalid(
                     K::EmptyTo,
                     "Empty TO pattern not allowed",
@@ -138,6 +136,12 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
             diags.push(unknown_attribute(src, op, attr));
         }
     }
+}
+
+/// Whether `s` is empty or only whitespace. Unlike `trim`, it stops at the
+/// first other character instead of also trimming from the end.
+fn is_blank(s: &str) -> bool {
+    s.chars().all(char::is_whitespace)
 }
 
 fn unknown_attribute(src: &str, op: &Operation<'_>, attr: &Attr<'_>) -> Diagnostic {
