@@ -1,6 +1,8 @@
 //! `git clada parse`: check a reply without applying anything.
 
+use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use crate::csl::{self, Body, Counts, OpKind, Operation, Reply};
@@ -53,13 +55,10 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         },
         None => csl::parse_bytes(&input.bytes, &delims),
     };
-    write_stdout(|out| match args.format {
-        Format::Json => {
-            csl::json_writer::to_writer(&mut *out, &reply)?;
-            out.write_all(b"\n")
-        }
-        Format::Text => write_text(out, &reply, &input.origin),
-    })?;
+    match args.format {
+        Format::Json => write_json(&reply),
+        Format::Text => write_stdout(|out| write_text(out, &reply, &input.origin)),
+    }?;
     let counts = reply.counts();
     Ok(if counts.fatal > 0 {
         Outcome::Fatal
@@ -68,6 +67,29 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     } else {
         Outcome::Success
     })
+}
+
+/// Writes the reply as JSON to stdout, treating a closed pipe (`| head`)
+/// as a normal end, as [`write_stdout`] does.
+///
+/// Through a handle of its own on stdout rather than `std::io::stdout()`,
+/// which is line-buffered: that looks for the last line end in everything
+/// written, and the JSON, as large as the reply, has a single one, at its
+/// end. `json_writer` buffers.
+fn write_json(reply: &Reply<'_>) -> Result<(), CliError> {
+    let result = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| {
+            let mut out = File::from(fd);
+            csl::json_writer::to_writer(&mut out, reply)?;
+            out.write_all(b"\n")
+        });
+    match result {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::new(format!("cannot write the output: {e}"))),
+    }
 }
 
 pub(crate) fn write_text(

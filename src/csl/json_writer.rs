@@ -63,9 +63,9 @@ fn float_key_must_be_finite() -> Error {
 
 type Result<T> = std::result::Result<T, Error>;
 
-/// Larger than the 64 KiB `BufWriter` around stdout in the CLI, which
-/// passes a write at least as large as itself straight on instead of
-/// copying it.
+/// The size of the writes to `out`: large, for few system calls, and
+/// larger than a 64 KiB `BufWriter` around `out` would be, which passes
+/// such writes straight on instead of copying them.
 const BUF_LEN: usize = 128 * 1024;
 
 /// Room one step of string escaping needs: it writes up to 13 bytes, a
