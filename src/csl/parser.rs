@@ -7,17 +7,21 @@
 
 use std::borrow::Cow;
 
+use foldhash::HashSet;
+
 use super::Delimiters;
 use super::ast::{Attr, Body, OpKind, Operation, Span, TaskId};
-use super::diagnostic::{Diagnostic, DiagnosticKind as K};
+use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
 use super::lexer::{Line, Marker, MarkerError, Piece, Pieces, Plain, marker_name, read_marker};
+use super::validate;
 
 /// Marker names that are not operations but mean something inside one.
 const END: &str = "END";
 const TO: &str = "TO";
 const REPLACE: &str = "REPLACE";
 
-/// Parses `src` into operations, appending problems to `diags`.
+/// Parses `src` into operations and validates them, appending problems to
+/// `diags`.
 pub fn parse<'a>(
     src: &'a str,
     delims: &Delimiters,
@@ -34,6 +38,8 @@ pub fn parse<'a>(
         last_line: 0,
         unrecognised: None,
         last_closed: None,
+        fatal_lines: HashSet::default(),
+        fatal_seen: 0,
     };
     let mut pieces = Pieces::new(src, delims);
     for piece in &mut pieces {
@@ -163,6 +169,9 @@ struct Parser<'a, 'd> {
     unrecognised: Option<u32>,
     /// The last operation closed, to explain a stray END later.
     last_closed: Option<Closed>,
+    /// The lines of the fatal diagnostics among the first `fatal_seen`.
+    fatal_lines: HashSet<u32>,
+    fatal_seen: usize,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -340,7 +349,7 @@ impl<'a> Parser<'a, '_> {
                     Some(OpKind::Tasks),
                 );
             }
-            self.ops.push(Operation {
+            let op = Operation {
                 line: tasks.line,
                 line_start: tasks.line_start,
                 task,
@@ -348,7 +357,9 @@ impl<'a> Parser<'a, '_> {
                 body: Body::Tasks {
                     operations: tasks.operations,
                 },
-            });
+            };
+            self.validate(&op);
+            self.ops.push(op);
             return;
         }
         if had_error {
@@ -686,8 +697,34 @@ impl<'a> Parser<'a, '_> {
             body,
         };
         match &mut self.tasks {
+            // Validated with its block, which may turn out unterminated.
             Some(tasks) => tasks.operations.push(op),
-            None => self.ops.push(op),
+            None => {
+                self.validate(&op);
+                self.ops.push(op);
+            }
+        }
+    }
+
+    /// Appends the semantic diagnostics of a closed top-level operation
+    /// and of its children. Done as it closes, while its marker line is
+    /// still in the cache: done over the finished tree, the checks were a
+    /// cache miss per operation.
+    ///
+    /// An operation whose marker line has a fatal error is not checked (see
+    /// `validate_one`); every fatal error of a marker line is known once
+    /// its operation is closed.
+    fn validate(&mut self, op: &Operation<'a>) {
+        for d in &self.diags[self.fatal_seen..] {
+            if d.severity() == Severity::Fatal {
+                self.fatal_lines.insert(d.line);
+            }
+        }
+        self.fatal_seen = self.diags.len();
+        for op in std::iter::once(op).chain(op.children()) {
+            if !self.fatal_lines.contains(&op.line) {
+                validate::validate_one(self.src, op, self.diags);
+            }
         }
     }
 

@@ -7,30 +7,7 @@
 //! skipped. The messages are the spec's, word for word.
 
 use super::ast::{Attr, Body, OpKind, Operation};
-use std::collections::HashSet;
-
-use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
-
-/// Appends the semantic diagnostics of `ops` (and their children) to `diags`.
-///
-/// An operation whose marker line has a fatal error is not checked: its
-/// attributes were not all read, and "Missing required attribute 'file'"
-/// for a badly quoted `file` would be false.
-pub fn validate(src: &str, ops: &[Operation<'_>], diags: &mut Vec<Diagnostic>) {
-    let broken: HashSet<u32> = diags
-        .iter()
-        .filter(|d| d.severity() == Severity::Fatal)
-        .map(|d| d.line)
-        .collect();
-    let all = ops
-        .iter()
-        .flat_map(|op| std::iter::once(op).chain(op.children()));
-    for op in all {
-        if !broken.contains(&op.line) {
-            validate_one(src, op, diags);
-        }
-    }
-}
+use super::diagnostic::{Diagnostic, DiagnosticKind as K};
 
 /// A `count` value: a positive integer or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +40,12 @@ pub fn parse_append(value: &str) -> Option<bool> {
     }
 }
 
-fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
+/// Appends the semantic diagnostics of `op`, not of its children, to
+/// `diags`. The parser calls it for every operation it closes, except
+/// those whose marker line has a fatal error: their attributes were not all
+/// read, and "Missing required attribute 'file'" for a badly quoted `file`
+/// would be false.
+pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
     let kind = op.kind();
     let mut invalid = |k: K, message: &str, hint: String| {
         diags.push(Diagnostic {
