@@ -3,8 +3,9 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::csl::input::MAX_INPUT;
 use crate::csl::{self, Body, Counts, OpKind, Operation, Reply};
 
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
@@ -46,14 +47,21 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
     )?;
-    let input = ReplyInput::read(args.input.as_deref())?;
+    let mapped = args.input.as_deref().and_then(map_large_file);
+    let input = match &mapped {
+        Some((origin, _)) => ReplyInput::from_bytes(origin.clone(), Vec::new()),
+        None => ReplyInput::read(args.input.as_deref())?,
+    };
+    let bytes = mapped
+        .as_ref()
+        .map_or(&input.bytes[..], |(_, map)| &map[..]);
     let reply = match input.too_large {
         Some(size) => Reply {
             source: "".into(),
             operations: Vec::new(),
             diagnostics: vec![csl::input::too_large(size)],
         },
-        None => csl::parse_bytes(&input.bytes, &delims),
+        None => csl::parse_bytes(bytes, &delims),
     };
     match args.format {
         Format::Json => write_json(&reply),
@@ -67,6 +75,36 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     } else {
         Outcome::Success
     })
+}
+
+/// Files smaller than this are read: mapping one costs about as much.
+const MAP_MIN: u64 = 1 << 20;
+
+/// Maps `path` into memory if it is a regular file of at least [`MAP_MIN`]
+/// bytes and within the input limit; `None` otherwise, or if mapping fails
+/// (reading it will then say why, if it cannot be read either). Returns
+/// the name for diagnostics and the mapping.
+///
+/// Reading a large reply copies it into fresh memory, whose pages the
+/// kernel zeroes and maps one by one: for a 20 MB reply about 9 ms, a third
+/// of a whole `parse`. A mapping uses the page cache's pages as they are.
+fn map_large_file(path: &Path) -> Option<(String, memmap2::Mmap)> {
+    if path == Path::new("-") {
+        return None;
+    }
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() < MAP_MIN || meta.len() > MAX_INPUT as u64 {
+        return None;
+    }
+    // SAFETY: the mapping is only read, by this command alone, which
+    // writes no file; its contents change only if another process writes
+    // the reply file during the parse (then the output is garbage, or the
+    // process ends with SIGBUS if the file is truncated), as for git or
+    // ripgrep, which map the files they read in the same way. `apply`,
+    // which may write the reply file itself, reads it instead.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    Some((path.display().to_string(), map))
 }
 
 /// Writes the reply as JSON to stdout, treating a closed pipe (`| head`)
