@@ -1,8 +1,8 @@
 //! Splits a reply into lines and reads marker lines.
 //!
 //! Owns the two lowest layers of the front end: line splitting (LF, CRLF and
-//! CR are all line ends) and the syntax of one marker line (name, attributes,
-//! delimiters). It knows nothing about which marker is allowed where; that is
+//! CR are all line ends; lines that cannot be markers are passed on in
+//! bulk) and the syntax of one marker line (name, attributes, delimiters). It knows nothing about which marker is allowed where; that is
 //! the parser's state machine.
 
 use std::borrow::Cow;

@@ -3,7 +3,8 @@
 //! Owns context sensitivity (csl.md §5): which markers are recognised in which
 //! state, what is content and what is prose, and recovery after an error so
 //! that one pass reports every fatal problem. One transition function per
-//! kind of state, driven line by line; no backtracking.
+//! kind of state, driven line by line (runs of lines that cannot be markers
+//! at once); no backtracking. Each operation is validated as it closes.
 
 use std::borrow::Cow;
 
