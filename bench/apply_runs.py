@@ -15,6 +15,9 @@ command, does not always fall on the same scenario):
   patch   git apply --index p.diff, then git commit -q -m x
                                               (two processes, times summed)
   status  git status --porcelain
+  clada_ops, patch_ops
+          the same with the moves-and-deletes case (reply-ops.json,
+          p-ops.diff): the edits plus two files moved and two deleted
 
 Before each timed run, untimed, the repository is brought back to the same
 clean state, loose objects deleted too (bench_repo.py). After each timed
@@ -59,7 +62,20 @@ def main():
         repo.check_clean("git status")
         return t
 
+    def run_clada_ops():
+        t, _ = run_once([clada, "apply", repo.path("reply-ops.json")])
+        repo.check("clada (moves and deletes)", repo.tree_ops)
+        return t
+
+    def run_patch_ops():
+        t1, _ = run_once([gitbin, "apply", "--index", repo.path("p-ops.diff")])
+        t2, _ = run_once([gitbin, "commit", "-q", "-m", "x"])
+        repo.check("git apply + commit (moves and deletes)", repo.tree_ops)
+        return t1 + t2
+
     scenarios = [("clada", run_clada), ("patch", run_patch), ("status", run_status)]
+    if repo.tree_ops:
+        scenarios += [("clada_ops", run_clada_ops), ("patch_ops", run_patch_ops)]
     ms = {name: [] for name, _ in scenarios}
     for i in range(warmup + runs):
         k = i % len(scenarios)

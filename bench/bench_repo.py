@@ -35,6 +35,9 @@ class BenchRepo:
         with open(os.path.join(self.dir, "state.json")) as f:
             state = json.load(f)
         self.base, self.tree, self.edited = state["base"], state["tree"], state["edited"]
+        # The moves-and-deletes case (repositories made before it have none).
+        self.tree_ops = state.get("tree_ops")
+        self.touched = self.edited + [src for src, _ in state.get("moved", [])] + state.get("deleted", [])
         os.chdir(os.path.join(self.dir, "repo"))
         self.logs = {
             p: open(p, "rb").read()
@@ -59,16 +62,18 @@ class BenchRepo:
         for p, data in self.logs.items():
             with open(p, "wb") as f:
                 f.write(data)
-        for p in self.edited:
+        for p in self.touched:
             os.utime(p, (PAST, PAST))
         git("update-index", "-q", "--refresh")
 
-    def check(self, name):
-        """Exits unless HEAD has the expected tree and the working tree is
-        clean, so that a broken run cannot pass as a fast one."""
+    def check(self, name, tree=None):
+        """Exits unless HEAD has the expected tree (`tree`, else the edits'
+        tree) and the working tree is clean, so that a broken run cannot
+        pass as a fast one."""
+        want = tree or self.tree
         got = git("rev-parse", "HEAD^{tree}", capture=True).decode().strip()
-        if got != self.tree:
-            sys.exit(f"{self.script}: after {name}, HEAD's tree is {got}, expected {self.tree}")
+        if got != want:
+            sys.exit(f"{self.script}: after {name}, HEAD's tree is {got}, expected {want}")
         self.check_clean(name)
 
     def check_clean(self, name):

@@ -10,6 +10,9 @@ Creates, in OUTDIR (which must not exist yet):
               working tree and an up-to-date index;
   reply.md    a CSL reply with one SEARCH/REPLACE on each of --edits files
               (no RUN);
+  reply-ops.json, p-ops.diff
+              the same edits plus two files moved and two deleted, as a
+              JSON reply and as a patch with rename headers;
   p.diff      the same change as a `git diff` patch, for `git apply --index`;
   state.json  {"base": commit, "tree": the tree after the change, "edited":
               [paths], "files": N}, written last: its presence means the
@@ -289,7 +292,10 @@ def main():
     # One commit with fixed dates (so the id is reproducible), then packed.
     git(repo, "init", "-q", "-b", "main")
     for k, v in [("user.name", "Bench"), ("user.email", "bench@example.com"),
-                 ("commit.gpgsign", "false"), ("core.autocrlf", "false")]:
+                 ("commit.gpgsign", "false"), ("core.autocrlf", "false"),
+                 # No automatic gc in the background: the explicit one below
+                 # would find it running and fail.
+                 ("gc.auto", "0")]:
         git(repo, "config", k, v)
     git(repo, "add", "-A")
     env = dict(os.environ, GIT_AUTHOR_DATE="1700000000 +0000",
@@ -320,6 +326,8 @@ def main():
     assert len(chosen) == args.edits, "not enough candidate files"
 
     reply = ["Here are the changes: each function now checks its input first.", ""]
+    # The same edits as JSON operations, for the moves-and-deletes case.
+    ops = []
     for p in chosen:
         lines = contents[p].split("\n")
         sig_rows = [i for i, l in enumerate(lines)
@@ -334,6 +342,8 @@ def main():
         replace = [l.replace("Error", "Error /* v2 */", 1) if j == 0 else l for j, l in enumerate(replace)]
         reply += [f"Update `{p}`:", "", f'<---SEARCH file="{p}"--->', *search,
                   "<---REPLACE--->", *replace, "<---END--->", ""]
+        ops.append({"op": "search", "path": p, "search": "\n".join(search),
+                    "replace": "\n".join(replace)})
         new = contents[p].replace("\n".join(search) + "\n", "\n".join(replace) + "\n", 1)
         with open(os.path.join(repo, p), "w", encoding="utf-8", newline="\n") as f:
             f.write(new)
@@ -343,10 +353,34 @@ def main():
         f.write(git(repo, "diff", "--no-color", "--no-ext-diff", capture_output=True).stdout)
     git(repo, "add", "--", *chosen)
     tree = git_out(repo, "write-tree")
+
+    # The moves-and-deletes case: the same edits, plus two files moved into
+    # a new directory and two deleted, as one JSON reply and as a patch
+    # with git's rename headers.
+    others = [p for p in paths if p != ".gitignore" and p not in chosen]
+    r.shuffle(others)
+    moved = [(p, "moved/" + p.replace("/", "-")) for p in sorted(others[:2])]
+    deleted = sorted(others[2:4])
+    os.makedirs(os.path.join(repo, "moved"), exist_ok=True)
+    for src, dst in moved:
+        ops.append({"op": "move", "from": src, "to": dst})
+        git(repo, "mv", src, dst)
+    for p in deleted:
+        ops.append({"op": "delete", "path": p})
+    git(repo, "rm", "-q", "--", *deleted)
+    tree_ops = git_out(repo, "write-tree")
+    with open(os.path.join(out, "p-ops.diff"), "wb") as f:
+        f.write(git(repo, "diff", "--cached", "-M", "--no-color", "--no-ext-diff",
+                    capture_output=True).stdout)
+    with open(os.path.join(out, "reply-ops.json"), "w", encoding="utf-8") as f:
+        json.dump(ops, f, indent=1)
+        f.write("\n")
+
     git(repo, "reset", "-q", "--hard", base)
     git(repo, "update-index", "-q", "--refresh")
     with open(os.path.join(out, "state.json"), "w") as f:
-        json.dump({"base": base, "tree": tree, "edited": chosen, "files": args.files}, f, indent=1)
+        json.dump({"base": base, "tree": tree, "edited": chosen, "files": args.files,
+                   "tree_ops": tree_ops, "moved": moved, "deleted": deleted}, f, indent=1)
         f.write("\n")
     print(f"{out}: {args.files} files, base {base[:12]}, {len(chosen)} edits")
 

@@ -31,6 +31,25 @@ pub fn point(point: &str) {
     let _ = point;
 }
 
+/// Whether `CLADA_FAIL=<what>:<subject>` asks this operation to fail
+/// (debug builds only): how the tests make a write fail where root could
+/// write anything (a read-only directory does not stop root).
+#[inline]
+pub fn fails(what: &str, subject: &str) -> bool {
+    #[cfg(debug_assertions)]
+    {
+        std::env::var("CLADA_FAIL").is_ok_and(|spec| {
+            spec.split_once(':')
+                .is_some_and(|(w, s)| w == what && s == subject)
+        })
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = (what, subject);
+        false
+    }
+}
+
 /// Every fault point, in the order an apply reaches them. (post-receive
 /// has one more, `hook-locked`, right after it takes the lock: the
 /// concurrency test pauses there.)

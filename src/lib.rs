@@ -27,5 +27,8 @@ pub mod git;
 pub mod history;
 pub mod hook;
 pub mod plan;
+pub mod quote;
 pub mod report;
 pub mod run;
+pub mod syntax;
+pub mod transaction;

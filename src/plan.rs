@@ -9,8 +9,8 @@
 
 use std::fmt;
 
-use crate::csl::validate::{Count, parse_append, parse_count};
-use crate::csl::{Body, OpKind, Operation, Reply, Severity, TaskId};
+use crate::csl::validate::Count;
+use crate::csl::{OpKind, TaskId};
 
 /// A path inside the repository: relative, `/`-separated, normalised (no
 /// `.`, `..` or empty components), never into `.git` or `.clada`.
@@ -18,6 +18,25 @@ use crate::csl::{Body, OpKind, Operation, Reply, Severity, TaskId};
 pub struct RepoPath(String);
 
 impl RepoPath {
+    /// A path that is known to be normalised and inside the repository
+    /// (one a store listed, or one built from checked parts).
+    pub(crate) fn from_checked(path: &str) -> RepoPath {
+        debug_assert!(
+            repo_path(path).is_ok_and(|p| p.0 == path) || path.is_empty(),
+            "{path:?} is not a checked path"
+        );
+        RepoPath(path.to_string())
+    }
+
+    /// The path of `rest` (a path below this directory) from the root.
+    pub fn join(&self, rest: &str) -> RepoPath {
+        if self.0.is_empty() {
+            RepoPath(rest.to_string())
+        } else {
+            RepoPath(format!("{}/{rest}", self.0))
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -58,13 +77,28 @@ pub enum PathError {
         "protected_path: {0:?} is inside .clada (the project's own policy; a reply cannot change it)"
     )]
     Clada(String),
+    /// A tab, line break or other control character: git stores such a
+    /// name, but it reaches terminals and commit subjects raw and the
+    /// history commands cannot handle it.
+    #[error("invalid_path: {0:?} contains a control character")]
+    Control(String),
+    /// A name the filesystem cannot hold, or a path deeper than git reads.
+    #[error("invalid_path: {0:?} has {1}")]
+    TooLong(String, &'static str),
 }
+
+/// The longest name a filesystem holds (ext4, APFS, NTFS: 255 bytes).
+const MAX_NAME: usize = 255;
+
+/// The deepest path git reads (`core.maxTreeDepth`'s default).
+const MAX_DEPTH: usize = 4096;
 
 impl PathError {
     /// The stable error type of the apply report (apply.md §2).
     pub fn error_type(&self) -> &'static str {
         match self {
             PathError::Git(_) | PathError::Clada(_) => "protected_path",
+            PathError::Control(_) | PathError::TooLong(..) => "invalid_path",
             _ => "path_escape",
         }
     }
@@ -82,6 +116,9 @@ pub fn repo_path(raw: &str) -> Result<RepoPath, PathError> {
 pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathError> {
     if raw.contains('\0') {
         return Err(PathError::Nul);
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(PathError::Control(raw.to_string()));
     }
     let slashed = raw.replace('\\', "/");
     if slashed.trim().is_empty() {
@@ -128,6 +165,18 @@ pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathErr
         };
         return Ok(RepoPath(format!("{prefix}{}", parts.join("/"))));
     }
+    if parts.iter().any(|p| p.len() > MAX_NAME) {
+        return Err(PathError::TooLong(
+            raw.to_string(),
+            "a name longer than 255 bytes, which no filesystem holds",
+        ));
+    }
+    if parts.len() > MAX_DEPTH {
+        return Err(PathError::TooLong(
+            raw.to_string(),
+            "more than 4096 directories, deeper than git reads",
+        ));
+    }
     if parts.is_empty() {
         // "." or "a/..": the root itself. Fine for a RUN dir, not a file;
         // the caller decides (an empty RepoPath means the root).
@@ -163,6 +212,48 @@ pub enum Op {
         /// The RUN content, split into commands later (`run/`).
         script: String,
     },
+    /// Removes a file, or a directory (with everything in it only when
+    /// `recursive`; an empty one either way).
+    Delete {
+        path: RepoPath,
+        recursive: bool,
+    },
+    /// Renames a file or a directory; an existing target is replaced only
+    /// when `overwrite` (and never when it is a directory).
+    Move {
+        from: RepoPath,
+        to: RepoPath,
+        overwrite: bool,
+    },
+    /// Inserts `text` after line `line` (0: at the top).
+    Insert {
+        path: RepoPath,
+        line: usize,
+        text: String,
+    },
+    Mkdir {
+        path: RepoPath,
+    },
+    /// Shows something to the model; changes nothing.
+    Read(Read),
+}
+
+/// What a read operation shows (syntaxes.md §1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read {
+    /// The contents of these files (several: each under `=== path ===`).
+    Files(Vec<RepoPath>),
+    /// The entries of a directory (the root when empty).
+    List(RepoPath),
+    /// Lines matching a regular expression in the files under `path`
+    /// whose names match `include` (a glob), if given.
+    Grep {
+        pattern: String,
+        path: RepoPath,
+        include: Option<String>,
+    },
+    /// The files under `base` whose path relative to it matches `pattern`.
+    Glob { pattern: String, base: RepoPath },
 }
 
 impl Task {
@@ -183,8 +274,73 @@ impl Op {
             Op::Write { .. } => OpKind::Write,
             Op::Search { .. } => OpKind::Search,
             Op::Run { .. } => OpKind::Run,
+            Op::Delete { .. } => OpKind::Delete,
+            Op::Move { .. } => OpKind::Move,
+            Op::Insert { .. } => OpKind::Insert,
+            Op::Mkdir { .. } => OpKind::Mkdir,
+            Op::Read(_) => OpKind::Read,
         }
     }
+
+    /// Every path the operation names (files, directories, RUN's `dir`).
+    pub fn paths(&self) -> Vec<&RepoPath> {
+        match self {
+            Op::Write { path, .. }
+            | Op::Search { path, .. }
+            | Op::Delete { path, .. }
+            | Op::Insert { path, .. }
+            | Op::Mkdir { path } => vec![path],
+            Op::Move { from, to, .. } => vec![from, to],
+            Op::Run { dir, .. } => dir.iter().collect(),
+            Op::Read(Read::Files(paths)) => paths.iter().collect(),
+            Op::Read(Read::List(p) | Read::Grep { path: p, .. } | Read::Glob { base: p, .. }) => {
+                vec![p]
+            }
+        }
+    }
+
+    /// What the report names after the operation: its file, its first
+    /// command line, `from -> to` for a move.
+    pub fn target(&self) -> Option<String> {
+        match self {
+            Op::Write { path, .. }
+            | Op::Search { path, .. }
+            | Op::Delete { path, .. }
+            | Op::Insert { path, .. }
+            | Op::Mkdir { path } => Some(path.to_string()),
+            Op::Move { from, to, .. } => Some(format!("{from} -> {to}")),
+            Op::Run { script, .. } => first_command(script),
+            Op::Read(read) => Some(match read {
+                Read::Files(paths) => paths
+                    .iter()
+                    .map(RepoPath::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Read::List(dir) => format!("list {}", shown_dir(dir)),
+                Read::Grep { pattern, path, .. } => {
+                    format!("grep {pattern:?} in {}", shown_dir(path))
+                }
+                Read::Glob { pattern, base } => format!("glob {pattern:?} in {}", shown_dir(base)),
+            }),
+        }
+    }
+}
+
+/// A directory as the report names it (`.` for the root).
+fn shown_dir(dir: &RepoPath) -> &str {
+    if dir.as_str().is_empty() {
+        "."
+    } else {
+        dir.as_str()
+    }
+}
+
+/// The first non-blank line of a RUN, trimmed: how the report names it.
+pub fn first_command(script: &str) -> Option<String> {
+    script
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().to_string())
 }
 
 /// An operation with its place in the reply.
@@ -224,24 +380,126 @@ pub enum Task {
     },
 }
 
-/// Builds the plan of a reply without fatal errors. `allow_escape`: see
-/// [`repo_path_with`].
-pub fn plan(reply: &Reply<'_>, allow_escape: bool) -> Vec<Task> {
-    debug_assert!(!reply.has_fatal(), "a reply with fatal errors has no plan");
-    reply
-        .operations
+/// An operation as a front end read it (`syntax/`): what it asks for with
+/// its paths still as written, and what the front end found wrong with it.
+/// [`plan`] turns drafts into tasks; every syntax shares its path rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draft {
+    pub task: TaskId,
+    /// 1-based line of the operation in the reply.
+    pub line: u32,
+    pub kind: OpKind,
+    /// What the report names when the operation is skipped (the file as
+    /// written, say); a valid operation is named by [`Op::target`].
+    pub target: Option<String>,
+    /// `None` when the front end could not build the operation (then
+    /// `invalid` says why).
+    pub action: Option<Action>,
+    /// Reasons the operation is invalid, each with its line: it is skipped.
+    pub invalid: Vec<(u32, String)>,
+    /// The stable error type of a skip the front end decided
+    /// (`command_not_allowed` for an unsupported action, say).
+    pub error_type: Option<&'static str>,
+}
+
+impl Draft {
+    pub fn new(task: TaskId, line: u32, kind: OpKind, action: Action) -> Draft {
+        Draft {
+            task,
+            line,
+            kind,
+            target: None,
+            action: Some(action),
+            invalid: Vec::new(),
+            error_type: None,
+        }
+    }
+
+    /// A draft the front end already knows to be invalid.
+    pub fn invalid(task: TaskId, line: u32, kind: OpKind, why: String) -> Draft {
+        Draft {
+            task,
+            line,
+            kind,
+            target: None,
+            action: None,
+            invalid: vec![(line, why)],
+            error_type: None,
+        }
+    }
+}
+
+/// A draft's operation, paths as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Write {
+        path: String,
+        content: String,
+        append: bool,
+    },
+    Search {
+        path: String,
+        pattern: String,
+        to: Option<String>,
+        replacement: String,
+        count: Count,
+    },
+    Run {
+        dir: Option<String>,
+        script: String,
+    },
+    Delete {
+        path: String,
+        recursive: bool,
+    },
+    Move {
+        from: String,
+        to: String,
+        overwrite: bool,
+    },
+    Insert {
+        path: String,
+        line: usize,
+        text: String,
+    },
+    Mkdir {
+        path: String,
+    },
+    ReadFiles {
+        paths: Vec<String>,
+    },
+    List {
+        path: String,
+    },
+    Grep {
+        pattern: String,
+        path: String,
+        include: Option<String>,
+    },
+    Glob {
+        pattern: String,
+        base: String,
+    },
+    /// An atomic group (a TASKS block); its drafts are its operations.
+    Block(Vec<Draft>),
+}
+
+/// Builds the plan of a reply without fatal errors from its drafts.
+/// `allow_escape`: see [`repo_path_with`].
+pub fn plan(drafts: &[Draft], allow_escape: bool) -> Vec<Task> {
+    drafts
         .iter()
-        .map(|op| plan_task(reply, op, allow_escape))
+        .map(|draft| plan_task(draft, allow_escape))
         .collect()
 }
 
-fn plan_task(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Task {
-    if let Body::Tasks { operations } = &op.body {
+fn plan_task(draft: &Draft, allow_escape: bool) -> Task {
+    if let Some(Action::Block(children)) = &draft.action {
         let mut steps = Vec::new();
-        let mut reasons = Vec::new();
-        let mut error_type = None;
-        for child in operations {
-            match plan_step(reply, child, allow_escape) {
+        let mut reasons = draft.invalid.clone();
+        let mut error_type = draft.error_type;
+        for child in children {
+            match plan_step(child, allow_escape) {
                 Ok(step) => steps.push(step),
                 Err(skip) => {
                     error_type = error_type.or(skip.error_type);
@@ -253,14 +511,14 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Task 
         }
         if reasons.is_empty() {
             return Task::Block {
-                task: op.task,
-                line: op.line,
+                task: draft.task,
+                line: draft.line,
                 steps,
             };
         }
         return Task::Skipped {
-            task: op.task,
-            line: op.line,
+            task: draft.task,
+            line: draft.line,
             skip: Skip {
                 kind: OpKind::Tasks,
                 target: None,
@@ -269,102 +527,267 @@ fn plan_task(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Task 
             },
         };
     }
-    match plan_step(reply, op, allow_escape) {
+    match plan_step(draft, allow_escape) {
         Ok(step) => Task::Single(step),
         Err(skip) => Task::Skipped {
-            task: op.task,
-            line: op.line,
+            task: draft.task,
+            line: draft.line,
             skip,
         },
     }
 }
 
-/// Turns one WRITE/SEARCH/RUN into a step, or says why it is skipped.
-fn plan_step(reply: &Reply<'_>, op: &Operation<'_>, allow_escape: bool) -> Result<Step, Skip> {
-    let mut reasons: Vec<(u32, String)> = reply
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity() == Severity::Invalid && d.task == Some(op.task))
-        .map(|d| (d.line, d.message.clone()))
-        .collect();
-    let target = op
-        .attr("file")
-        .filter(|f| !f.trim().is_empty())
-        .map(str::to_owned);
-    let mut error_type = None;
-    let mut path_of = |name: &str| -> Option<RepoPath> {
-        // An empty value is already "Missing required attribute".
-        let raw = op.attr(name).filter(|v| !v.trim().is_empty())?;
-        match repo_path_with(raw, allow_escape) {
-            Ok(p) if p.as_str().is_empty() && name == "file" => {
-                error_type.get_or_insert("path_escape");
-                reasons.push((
-                    op.line,
+/// Whether a path names a file (the root is refused) or a directory (the
+/// root is fine: `""`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Names {
+    File,
+    Dir,
+}
+
+/// The reasons a draft is skipped, gathered while its paths are checked.
+struct Checked {
+    line: u32,
+    allow_escape: bool,
+    reasons: Vec<(u32, String)>,
+    error_type: Option<&'static str>,
+}
+
+impl Checked {
+    fn path(&mut self, raw: &str, names: Names) -> Option<RepoPath> {
+        // A directory left empty is the root (`"path": ""` in JSON).
+        if names == Names::Dir && raw.trim().is_empty() {
+            return Some(RepoPath(String::new()));
+        }
+        match repo_path_with(raw, self.allow_escape) {
+            Ok(p) if p.as_str().is_empty() && names == Names::File => {
+                self.error_type.get_or_insert("path_escape");
+                self.reasons.push((
+                    self.line,
                     format!("path_escape: {raw:?} names the repository root, not a file"),
                 ));
                 None
             }
             Ok(p) => Some(p),
             Err(e) => {
-                error_type.get_or_insert(e.error_type());
-                reasons.push((op.line, e.to_string()));
+                self.error_type.get_or_insert(e.error_type());
+                self.reasons.push((self.line, e.to_string()));
                 None
             }
         }
+    }
+}
+
+/// Turns one draft into a step, or says why it is skipped.
+fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
+    let line = draft.line;
+    let mut checked = Checked {
+        line,
+        allow_escape,
+        reasons: draft.invalid.clone(),
+        error_type: draft.error_type,
     };
-    let built = match &op.body {
-        Body::Write { content } => {
-            let path = path_of("file");
-            let append = op.attr("append").and_then(parse_append).unwrap_or(false);
-            path.map(|path| Op::Write {
-                path,
-                content: content.to_string(),
-                append,
-            })
-        }
-        Body::Search {
+    let mut path_of = |raw: &str, names: Names| checked.path(raw, names);
+    use Names::{Dir, File};
+    let built = match &draft.action {
+        None => None,
+        Some(Action::Write {
+            path,
+            content,
+            append,
+        }) => path_of(path, File).map(|path| Op::Write {
+            path,
+            content: content.clone(),
+            append: *append,
+        }),
+        Some(Action::Search {
+            path,
             pattern,
             to,
             replacement,
-        } => {
-            let path = path_of("file");
-            let count = op
-                .attr("count")
-                .map_or(Some(Count::Exactly(1)), parse_count);
-            path.zip(count).map(|(path, count)| Op::Search {
-                path,
-                pattern: pattern.to_string(),
-                to: to.as_ref().map(|t| t.to_string()),
-                replacement: replacement.to_string(),
-                count,
-            })
-        }
-        Body::Run { content } => {
-            let dir = match op.attr("dir") {
+            count,
+        }) => path_of(path, File).map(|path| Op::Search {
+            path,
+            pattern: pattern.clone(),
+            to: to.clone(),
+            replacement: replacement.clone(),
+            count: *count,
+        }),
+        Some(Action::Run { dir, script }) => {
+            let dir = match dir {
                 None => Some(None),
                 Some(raw) if raw.trim().is_empty() => Some(None),
-                Some(_) => path_of("dir").map(|d| (!d.as_str().is_empty()).then_some(d)),
+                Some(raw) => path_of(raw, Dir).map(|d| (!d.as_str().is_empty()).then_some(d)),
             };
             dir.map(|dir| Op::Run {
                 dir,
-                script: content.to_string(),
+                script: script.clone(),
             })
         }
-        Body::Tasks { .. } => unreachable!("TASKS cannot be nested (the parser refuses it)"),
+        Some(Action::Delete { path, recursive }) => path_of(path, File).map(|path| Op::Delete {
+            path,
+            recursive: *recursive,
+        }),
+        Some(Action::Move {
+            from,
+            to,
+            overwrite,
+        }) => {
+            let (from, to) = (path_of(from, File), path_of(to, File));
+            from.zip(to).map(|(from, to)| Op::Move {
+                from,
+                to,
+                overwrite: *overwrite,
+            })
+        }
+        Some(Action::Insert {
+            path,
+            line: at,
+            text,
+        }) => path_of(path, File).map(|path| Op::Insert {
+            path,
+            line: *at,
+            text: text.clone(),
+        }),
+        Some(Action::Mkdir { path }) => path_of(path, File).map(|path| Op::Mkdir { path }),
+        Some(Action::ReadFiles { paths }) if paths.is_empty() => {
+            checked
+                .reasons
+                .push((line, "a read needs at least one path".to_string()));
+            None
+        }
+        Some(Action::ReadFiles { paths }) => {
+            let read: Vec<Option<RepoPath>> = paths.iter().map(|p| path_of(p, File)).collect();
+            read.into_iter()
+                .collect::<Option<Vec<_>>>()
+                .map(|paths| Op::Read(Read::Files(paths)))
+        }
+        Some(Action::List { path }) => path_of(path, Dir).map(|p| Op::Read(Read::List(p))),
+        Some(Action::Grep {
+            pattern,
+            path,
+            include,
+        }) => path_of(path, Dir).map(|path| {
+            Op::Read(Read::Grep {
+                pattern: pattern.clone(),
+                path,
+                include: include.clone(),
+            })
+        }),
+        Some(Action::Glob { pattern, base }) => path_of(base, Dir).map(|base| {
+            Op::Read(Read::Glob {
+                pattern: pattern.clone(),
+                base,
+            })
+        }),
+        Some(Action::Block(_)) => {
+            checked
+                .reasons
+                .push((line, "TASKS blocks cannot be nested".to_string()));
+            None
+        }
     };
+    let Checked {
+        mut reasons,
+        mut error_type,
+        ..
+    } = checked;
+    // A reply can never read outside the repository either: reads are
+    // shown to whoever sent the reply (a server's pusher, say).
+    if let Some(Op::Read(read)) = &built {
+        let escapes = match read {
+            Read::Files(paths) => paths.iter().any(RepoPath::escapes),
+            Read::List(p) | Read::Grep { path: p, .. } | Read::Glob { base: p, .. } => p.escapes(),
+        };
+        if escapes {
+            error_type.get_or_insert("path_escape");
+            reasons.push((
+                line,
+                "path_escape: a read stays inside the repository, even with --allow-escape"
+                    .to_string(),
+            ));
+        }
+    }
     match built {
-        Some(op_) if reasons.is_empty() => Ok(Step {
-            task: op.task,
-            line: op.line,
-            op: op_,
+        Some(op) if reasons.is_empty() => Ok(Step {
+            task: draft.task,
+            line,
+            op,
         }),
         _ => Err(Skip {
-            kind: op.kind(),
-            target,
+            kind: draft.kind,
+            target: draft.target.clone().filter(|t| !t.trim().is_empty()),
             reasons,
             error_type,
         }),
     }
+}
+
+/// Refuses, before anything runs, every operation with a path that has a
+/// component `refuses` names a reason for (git's own rules about names,
+/// `git::paths::refused_name`): the task is skipped as `protected_path`,
+/// a block whole, the others untouched.
+pub fn refuse_names(tasks: Vec<Task>, refuses: &dyn Fn(&str) -> Option<String>) -> Vec<Task> {
+    const TYPE: &str = "protected_path";
+    let reason = |step: &Step| -> Option<String> {
+        // A path outside the repository (--allow-escape) is not a tree's;
+        // the root ("") has no name.
+        step.op
+            .paths()
+            .into_iter()
+            .filter(|p| !p.escapes() && !p.as_str().is_empty())
+            .find_map(|path| {
+                path.components().find_map(|name| {
+                    refuses(name).map(|why| {
+                        format!(
+                            "{TYPE}: git refuses the name {name:?} in {:?}: {why}",
+                            path.as_str()
+                        )
+                    })
+                })
+            })
+    };
+    tasks
+        .into_iter()
+        .map(|task| match task {
+            Task::Single(step) => match reason(&step) {
+                Some(why) => Task::Skipped {
+                    task: step.task,
+                    line: step.line,
+                    skip: Skip {
+                        kind: step.op.kind(),
+                        target: step.op.target(),
+                        reasons: vec![(step.line, why)],
+                        error_type: Some(TYPE),
+                    },
+                },
+                None => Task::Single(step),
+            },
+            Task::Block { task, line, steps } => {
+                let reasons: Vec<(u32, String)> = steps
+                    .iter()
+                    .filter_map(|s| {
+                        reason(s).map(|why| (s.line, format!("task {}: {why}", s.task)))
+                    })
+                    .collect();
+                if reasons.is_empty() {
+                    Task::Block { task, line, steps }
+                } else {
+                    Task::Skipped {
+                        task,
+                        line,
+                        skip: Skip {
+                            kind: OpKind::Tasks,
+                            target: None,
+                            reasons,
+                            error_type: Some(TYPE),
+                        },
+                    }
+                }
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// Refuses every RUN before anything runs, where commands may not run at
@@ -384,13 +807,7 @@ pub fn refuse_run(tasks: Vec<Task>, reason: &str) -> Vec<Task> {
                 line: step.line,
                 skip: Skip {
                     kind: OpKind::Run,
-                    target: match &step.op {
-                        Op::Run { script, .. } => script
-                            .lines()
-                            .find(|l| !l.trim().is_empty())
-                            .map(|l| l.trim().to_string()),
-                        _ => None,
-                    },
+                    target: step.op.target(),
                     reasons: vec![(step.line, format!("{TYPE}: {reason}"))],
                     error_type: Some(TYPE),
                 },
@@ -458,6 +875,13 @@ mod tests {
         ] {
             assert_eq!(kind(raw), Err("path_escape"), "{raw:?}");
         }
+        for raw in ["a\tb.txt", "new\nline", "esc\u{1b}[31m", "del\u{7f}"] {
+            assert_eq!(kind(raw), Err("invalid_path"), "{raw:?}");
+        }
+        let long = "x".repeat(256);
+        assert_eq!(kind(&format!("d/{long}")), Err("invalid_path"));
+        assert!(repo_path(&"x".repeat(255)).is_ok());
+        assert_eq!(kind(&"d/".repeat(4097)), Err("invalid_path"));
         for raw in [
             ".git/config",
             ".GIT/hooks/x",
@@ -477,7 +901,10 @@ mod tests {
 
     fn plan_of(src: &str) -> Vec<Task> {
         let reply = csl::parse(src, &Delimiters::default());
-        plan(&reply, false)
+        plan(
+            &crate::syntax::csl::drafts(&reply, &Delimiters::default()),
+            false,
+        )
     }
 
     #[test]

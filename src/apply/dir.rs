@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::fsmode::{is_executable, set_executable};
 use crate::plan::RepoPath;
 
-use super::files::{FileData, Files, FilesError, Workspace};
+use super::files::{Entry, FileData, Files, FilesError, Workspace};
 
 pub struct DirFiles {
     root: PathBuf,
@@ -24,7 +24,12 @@ pub struct DirFiles {
 #[derive(Default)]
 pub struct Journal {
     files: BTreeMap<String, Option<FileData>>,
+    /// Directories created since the checkpoint (removed on rollback when
+    /// empty).
     dirs: Vec<PathBuf>,
+    /// Empty directories removed since the checkpoint (made again on
+    /// rollback).
+    removed_dirs: Vec<PathBuf>,
 }
 
 impl DirFiles {
@@ -138,6 +143,113 @@ impl Files for DirFiles {
         self.write_checked(path, data)
     }
 
+    fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
+        if path.as_str().is_empty() {
+            return Ok(Some(Entry::Dir));
+        }
+        self.check_parents(path)?;
+        match std::fs::symlink_metadata(self.root.join(path.as_str())) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Self::denied(path.as_str(), e)),
+            Ok(m) => Ok(Some(entry_of(&m))),
+        }
+    }
+
+    fn remove(&mut self, path: &RepoPath) -> Result<(), FilesError> {
+        let full = self.root.join(path.as_str());
+        match self.entry(path)? {
+            None => Ok(()),
+            Some(Entry::Dir) => {
+                std::fs::remove_dir(&full).map_err(|e| Self::denied(path.as_str(), e))?;
+                if let Some(j) = self.journals.last_mut() {
+                    j.removed_dirs.push(full);
+                }
+                Ok(())
+            }
+            Some(Entry::Link | Entry::Other) => {
+                // Links and special files are removed, never restored:
+                // say so rather than lose one inside an undoable block.
+                if !self.journals.is_empty() {
+                    return Err(FilesError::Denied {
+                        path: path.to_string(),
+                        message: "not a regular file; without git, clada removes only regular files and directories inside a block it may have to undo".to_string(),
+                    });
+                }
+                std::fs::remove_file(&full).map_err(|e| Self::denied(path.as_str(), e))
+            }
+            Some(Entry::File) => {
+                let before = self.read_checked(path)?;
+                if let Some(j) = self.journals.last_mut() {
+                    j.files.entry(path.to_string()).or_insert(before);
+                }
+                std::fs::remove_file(&full).map_err(|e| Self::denied(path.as_str(), e))
+            }
+        }
+    }
+
+    fn list(&self, dir: &RepoPath) -> Result<Vec<(String, Entry)>, FilesError> {
+        if self.entry(dir)? != Some(Entry::Dir) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut pending = vec![dir.clone()];
+        while let Some(at) = pending.pop() {
+            let full = self.root.join(at.as_str());
+            let read = std::fs::read_dir(&full).map_err(|e| Self::denied(at.as_str(), e))?;
+            for item in read {
+                let item = item.map_err(|e| Self::denied(at.as_str(), e))?;
+                let Some(name) = item.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                if name.eq_ignore_ascii_case(".git") {
+                    continue;
+                }
+                let path = at.join(&name);
+                let meta = item
+                    .metadata()
+                    .map_err(|e| Self::denied(path.as_str(), e))?;
+                let entry = entry_of(&meta);
+                if entry == Entry::Dir {
+                    pending.push(path.clone());
+                }
+                out.push((path.as_str().to_string(), entry));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn mkdir(&mut self, path: &RepoPath) -> Result<bool, FilesError> {
+        match self.entry(path)? {
+            Some(Entry::Dir) => return Ok(false),
+            Some(Entry::Link) => {
+                return Err(FilesError::Symlink {
+                    path: path.to_string(),
+                });
+            }
+            Some(_) => {
+                return Err(FilesError::NotADirectory {
+                    path: path.to_string(),
+                });
+            }
+            None => {}
+        }
+        let full = self.root.join(path.as_str());
+        let mut missing = Vec::new();
+        let mut dir = full.clone();
+        while !dir.exists() && dir.starts_with(&self.root) {
+            missing.push(dir.clone());
+            if !dir.pop() {
+                break;
+            }
+        }
+        std::fs::create_dir_all(&full).map_err(|e| Self::denied(path.as_str(), e))?;
+        if let Some(j) = self.journals.last_mut() {
+            j.dirs.extend(missing.into_iter().rev());
+        }
+        Ok(true)
+    }
+
     fn checkpoint(&mut self) -> usize {
         self.journals.push(Journal::default());
         self.journals.len()
@@ -157,6 +269,7 @@ impl Files for DirFiles {
                 outer.files.entry(path).or_insert(before);
             }
             outer.dirs.extend(inner.dirs);
+            outer.removed_dirs.extend(inner.removed_dirs);
         }
     }
 
@@ -167,14 +280,26 @@ impl Files for DirFiles {
         let Some(journal) = self.journals.pop() else {
             return Ok(());
         };
+        for dir in &journal.removed_dirs {
+            std::fs::create_dir_all(dir).map_err(|e| Self::denied(&dir.to_string_lossy(), e))?;
+        }
         for (path, before) in journal.files {
             let full = self.root.join(&path);
             match before {
                 Some(data) => {
+                    // A removed file's directory may be gone with it.
+                    if let Some(parent) = full.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| Self::denied(&path, e))?;
+                    }
                     std::fs::write(&full, &data.bytes).map_err(|e| Self::denied(&path, e))?;
                     set_executable(&full, data.executable).map_err(|e| Self::denied(&path, e))?;
                 }
-                None => std::fs::remove_file(&full).map_err(|e| Self::denied(&path, e))?,
+                None => match std::fs::remove_file(&full) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Self::denied(&path, e));
+                    }
+                    _ => {}
+                },
             }
         }
         for dir in journal.dirs.iter().rev() {
@@ -184,6 +309,19 @@ impl Files for DirFiles {
         Ok(())
     }
 }
+fn entry_of(meta: &std::fs::Metadata) -> Entry {
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        Entry::Link
+    } else if kind.is_dir() {
+        Entry::Dir
+    } else if kind.is_file() {
+        Entry::File
+    } else {
+        Entry::Other
+    }
+}
+
 /// Commands run in place: the directory is the state. What they change
 /// is not tracked, so a failed TASKS block cannot undo it (doc/run.md).
 impl Workspace for DirFiles {

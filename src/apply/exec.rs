@@ -11,7 +11,7 @@ use crate::report::{Status, TaskReport};
 use crate::run::Runner;
 
 use super::files::{FileData, Files, Workspace};
-use super::search::{MatchMode, Search, SearchError, search};
+use super::search::{MatchMode, Search, SearchError, search_within};
 use super::write::{Write, write};
 
 /// Settings that change how operations behave.
@@ -24,7 +24,17 @@ pub struct ExecOptions {
     pub allow_placeholders: bool,
     /// Include the compact diff in no-match feedback (`--error-detail full`).
     pub full_detail: bool,
+    /// What a READ may show, in bytes (`--max-output`).
+    pub max_output: usize,
+    /// The largest file an operation may leave (`clada.maxFileSize`).
+    pub max_file_size: usize,
+    /// Until when a failed SEARCH may look for the closest region (the
+    /// apply's feedback budget); `None`: always.
+    pub feedback_until: Option<std::time::Instant>,
 }
+
+/// The default of `clada.maxFileSize`: the size of the largest reply.
+pub const MAX_FILE_SIZE: usize = 50 * 1024 * 1024;
 
 impl Default for ExecOptions {
     fn default() -> Self {
@@ -33,6 +43,9 @@ impl Default for ExecOptions {
             final_newline: true,
             allow_placeholders: false,
             full_detail: false,
+            max_output: 10 * 1024 * 1024,
+            max_file_size: MAX_FILE_SIZE,
+            feedback_until: None,
         }
     }
 }
@@ -142,13 +155,7 @@ fn run_block<F: Workspace>(
 
 /// A report for `step` with the fields every outcome shares.
 fn bare(step: &Step) -> TaskReport {
-    let target = match &step.op {
-        Op::Write { path, .. } | Op::Search { path, .. } => Some(path.to_string()),
-        Op::Run { script, .. } => script
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string()),
-    };
+    let target = step.op.target();
     TaskReport {
         task: step.task,
         op: step.op.kind(),
@@ -198,6 +205,19 @@ fn run_step<F: Workspace>(
             report.output = output;
             outcome
         }
+        Op::Delete { path, recursive } => super::paths::delete(files, path, *recursive),
+        Op::Move {
+            from,
+            to,
+            overwrite,
+        } => super::paths::move_path(files, from, to, *overwrite),
+        Op::Mkdir { path } => super::paths::mkdir(files, path),
+        Op::Insert { path, line, text } => run_insert(files, path, *line, text, options),
+        Op::Read(read) => {
+            let done = super::read::read(files, read, options.max_output);
+            report.output = Some(done.output);
+            done.outcome
+        }
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -220,10 +240,10 @@ fn run_step<F: Workspace>(
 }
 
 /// A failed operation, ready for the report.
-struct Failure {
-    error_type: Option<&'static str>,
-    message: String,
-    details: Vec<String>,
+pub struct Failure {
+    pub error_type: Option<&'static str>,
+    pub message: String,
+    pub details: Vec<String>,
 }
 
 impl From<super::files::FilesError> for Failure {
@@ -236,7 +256,8 @@ impl From<super::files::FilesError> for Failure {
     }
 }
 
-type Outcome = Result<(String, Vec<String>), Failure>;
+/// What an operation did (message, detail lines), or why it failed.
+pub type Outcome = Result<(String, Vec<String>), Failure>;
 
 /// A RUN: the files made real, the commands run, what they changed taken
 /// back in (even after a failure: a standalone RUN keeps what it did; a
@@ -281,7 +302,11 @@ fn run_commands<F: Workspace>(
     };
     let mut details = Vec::new();
     if !changed.is_empty() {
-        details.push(format!("changed: {}", list(&changed)));
+        let shown: Vec<String> = changed
+            .iter()
+            .map(|p| crate::quote::shown(p).into_owned())
+            .collect();
+        details.push(format!("changed: {}", list(&shown)));
     }
     if ran.truncated {
         details.push("output truncated at --max-output".to_string());
@@ -325,7 +350,7 @@ fn lines_in(text: &str) -> usize {
     text.matches('\n').count() + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-fn plural(n: usize, one: &str) -> String {
+pub fn plural(n: usize, one: &str) -> String {
     let suffix = match (n, one.ends_with("ch")) {
         (1, _) => "",
         (_, true) => "es",
@@ -342,6 +367,17 @@ fn run_write<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     let existing = files.read(path)?;
+    let mut notes = Vec::new();
+    let content = match super::write::unfenced(path.as_str(), content) {
+        Some(inner) => {
+            notes.push(
+                "the content was wrapped in a ``` fence; the fence lines were left out of the file (a fence is markdown, not part of the file)"
+                    .to_string(),
+            );
+            inner
+        }
+        None => content,
+    };
     let w = Write {
         content,
         append,
@@ -365,6 +401,7 @@ fn run_write<F: Files>(
             });
         }
     };
+    too_large(path, bytes.len(), options)?;
     let n = lines_in(content);
     let message = match (&existing, append) {
         (None, _) => format!("created ({})", plural(n, "line")),
@@ -373,7 +410,82 @@ fn run_write<F: Files>(
     };
     let executable = existing.is_some_and(|f| f.executable);
     files.write(path, FileData { bytes, executable })?;
-    Ok((message, Vec::new()))
+    Ok((message, notes))
+}
+
+/// An edit of a file that does not exist.
+fn missing_file(path: &RepoPath) -> Failure {
+    Failure {
+        error_type: Some("file_not_found"),
+        message: format!("{path} does not exist"),
+        details: vec![
+            "check the path (relative to the repository root), or create the file with WRITE"
+                .to_string(),
+        ],
+    }
+}
+
+/// Refuses a result over `clada.maxFileSize`.
+fn too_large(path: &RepoPath, size: usize, options: &ExecOptions) -> Result<(), Failure> {
+    if size <= options.max_file_size {
+        return Ok(());
+    }
+    Err(Failure {
+        error_type: Some("file_too_large"),
+        message: format!(
+            "{path} would be {size} bytes; the limit is {} bytes",
+            options.max_file_size
+        ),
+        details: vec![
+            "keep files under the limit (git config clada.maxFileSize raises it)".to_string(),
+        ],
+    })
+}
+
+fn run_insert<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    after: usize,
+    text: &str,
+    options: &ExecOptions,
+) -> Outcome {
+    use super::insert::{InsertError, insert};
+    let Some(existing) = files.read(path)? else {
+        return Err(missing_file(path));
+    };
+    match insert(&existing.bytes, after, text) {
+        Ok(bytes) => {
+            too_large(path, bytes.len(), options)?;
+            files.write(
+                path,
+                FileData {
+                    bytes,
+                    executable: existing.executable,
+                },
+            )?;
+            let n = plural(lines_in(text).max(1), "line");
+            let message = match after {
+                0 => format!("inserted {n} at the top"),
+                _ => format!("inserted {n} after line {after}"),
+            };
+            Ok((message, Vec::new()))
+        }
+        Err(InsertError::Binary) => Err(Failure {
+            error_type: Some("binary_file"),
+            message: format!("{path} is a binary file"),
+            details: Vec::new(),
+        }),
+        Err(InsertError::OutOfRange { lines }) => Err(Failure {
+            error_type: Some("line_out_of_range"),
+            message: format!(
+                "{path} has {}; there is no line {after} to insert after",
+                plural(lines, "line")
+            ),
+            details: vec![format!(
+                "insert after a line from 0 (the top) to {lines} (the end); read the file to see its lines"
+            )],
+        }),
+    }
 }
 
 fn run_search<F: Files>(
@@ -383,16 +495,42 @@ fn run_search<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     let Some(existing) = files.read(path)? else {
+        return Err(missing_file(path));
+    };
+    if !options.allow_placeholders
+        && let Some(p) = super::write::replacement_placeholder(s.pattern, s.to, s.replacement)
+    {
         return Err(Failure {
-            error_type: Some("file_not_found"),
-            message: format!("{path} does not exist"),
+            error_type: Some("placeholder_detected"),
+            message: format!(
+                "line {} of your replacement, `{}`, stands for code left out, and the replacement is shorter than what it replaces",
+                p.line, p.text
+            ),
             details: vec![
-                "check the path (relative to the repository root), or create the file with WRITE"
-                    .to_string(),
+                "the matched text is replaced by exactly the replacement, so the left-out code would be deleted".to_string(),
+                "write the replacement in full, or make the pattern cover only the lines that change".to_string(),
+                "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
             ],
         });
-    };
-    match search(&existing.bytes, s) {
+    }
+    let look = options
+        .feedback_until
+        .is_none_or(|until| std::time::Instant::now() < until);
+    match search_within(&existing.bytes, s, options.max_file_size, look) {
+        Ok(done) if done.bytes == existing.bytes => {
+            let where_ = match done.lines.as_slice() {
+                [one] => format!("line {one}"),
+                many => format!("lines {}", join(many)),
+            };
+            Ok((
+                format!(
+                    "nothing changed: the replacement is the same as the matched text ({where_})"
+                ),
+                vec![
+                    "if the edit is already in the file, it needs no resend; otherwise send the text as it should read after the change".to_string(),
+                ],
+            ))
+        }
         Ok(done) => {
             let mut lines = done.lines.clone();
             lines.dedup();
@@ -458,6 +596,10 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
             );
         }
         SearchError::Binary => {}
+        SearchError::TooLarge { .. } => details.push(
+            "replace fewer matches or with shorter text (git config clada.maxFileSize raises the limit)"
+                .to_string(),
+        ),
     }
     Failure {
         error_type,

@@ -25,7 +25,15 @@ pub struct Feedback {
     pub closest: Option<Closest>,
     /// First line where the replacement text already stands, if it does.
     pub already_present: Option<u32>,
+    /// The closest region was not looked for: the apply's feedback budget
+    /// was spent on earlier failures.
+    pub budget_spent: bool,
 }
+
+/// The time one apply may spend looking for closest regions, all failed
+/// SEARCHes together: a reply of thousands of failing SEARCHes on a large
+/// file must not hold the lock for minutes (a server's other pushes wait).
+pub const BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The region of the file most like the pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +75,13 @@ pub enum Difference {
         expected: char,
         in_pattern: bool,
     },
+    /// The file has a blank line where the pattern has none (`extra`), or
+    /// the pattern has one the file does not; `line` is the file's line
+    /// (for a missing one, the line the blank line would come before).
+    BlankLine {
+        line: u32,
+        extra: bool,
+    },
 }
 
 impl Difference {
@@ -96,6 +111,12 @@ impl Difference {
             Difference::TrailingWhitespace { line } => {
                 format!("line {line}: trailing whitespace differs")
             }
+            Difference::BlankLine { line, extra: true } => {
+                format!("line {line}: the file has a blank line here that your pattern does not")
+            }
+            Difference::BlankLine { line, extra: false } => format!(
+                "line {line}: your pattern has a blank line before this line that the file does not"
+            ),
             Difference::LookAlike {
                 line,
                 found,
@@ -187,6 +208,16 @@ pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
     Feedback {
         closest: closest(file, pattern),
         already_present,
+        budget_spent: false,
+    }
+}
+
+/// The feedback of a failure past the apply's budget: no region looked for.
+pub fn without_search() -> Feedback {
+    Feedback {
+        closest: None,
+        already_present: None,
+        budget_spent: true,
     }
 }
 
@@ -222,6 +253,14 @@ fn closest(file: &str, pattern: &str) -> Option<Closest> {
     let pattern = &pat_lines.join("\n");
     let n = pat_lines.len();
     let starts = candidate_starts(&file_lines, &pat_lines);
+    // A region that differs only by blank lines: its extent is not the
+    // pattern's length, so aligning line by line would point past it.
+    if let Some(found) = starts
+        .iter()
+        .find_map(|&s| blank_line_miss(&file_lines, &pat_lines, s))
+    {
+        return Some(found);
+    }
     let mut best: Option<(f32, usize)> = None;
     for start in starts {
         let end = (start + n).min(file_lines.len());
@@ -242,6 +281,45 @@ fn closest(file: &str, pattern: &str) -> Option<Closest> {
         similarity,
         differences: differences(&pat_lines, region, start as u32 + 1),
         diff: compact_diff(pattern, &region.join("\n"), start as u32 + 1),
+    })
+}
+
+/// The region at `start` when it equals the pattern but for blank lines
+/// the file has and the pattern does not, or the other way round.
+fn blank_line_miss(file: &[&str], pattern: &[&str], start: usize) -> Option<Closest> {
+    let blank = |l: &str| l.trim().is_empty();
+    let (mut i, mut j) = (0, start);
+    let mut differences = Vec::new();
+    while i < pattern.len() {
+        let line = j as u32 + 1;
+        match file.get(j) {
+            Some(f) if *f == pattern[i] => {
+                i += 1;
+                j += 1;
+            }
+            Some(f) if blank(f) => {
+                differences.push(Difference::BlankLine { line, extra: true });
+                j += 1;
+            }
+            _ if blank(pattern[i]) => {
+                differences.push(Difference::BlankLine { line, extra: false });
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    if differences.is_empty() || differences.len() * 4 > pattern.len() {
+        return None;
+    }
+    let region = &file[start..j];
+    let same = pattern.len().min(region.len()) - differences.len().min(region.len());
+    let pattern_text = pattern.join("\n");
+    Some(Closest {
+        start_line: start as u32 + 1,
+        end_line: j as u32,
+        similarity: same as f32 / pattern.len().max(region.len()) as f32,
+        differences,
+        diff: compact_diff(&pattern_text, &region.join("\n"), start as u32 + 1),
     })
 }
 
@@ -454,6 +532,13 @@ impl Feedback {
     /// `max_diff` lines of diff.
     pub fn lines(&self, max_diff: usize) -> Vec<String> {
         let mut out = Vec::new();
+        if self.budget_spent {
+            out.push(format!(
+                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed SEARCHes; read the file again and copy the lines exactly",
+                BUDGET.as_secs()
+            ));
+            return out;
+        }
         match &self.closest {
             Some(c) => {
                 out.push(format!(
@@ -567,6 +652,36 @@ mod tests {
             .closest
             .expect("closest");
         assert_eq!(c.start_line, 2);
+    }
+
+    #[test]
+    fn a_blank_line_more_or_less_is_named_where_it_is() {
+        let file = "fn a() {\n    let x = 1;\n\n    x\n}\n\nfn b() {}\n";
+        let fb = feedback(file, "fn a() {\n    let x = 1;\n    x\n}", "new");
+        let c = fb.closest.clone().expect("a region");
+        assert_eq!((c.start_line, c.end_line), (1, 5));
+        assert_eq!(
+            c.differences,
+            [Difference::BlankLine {
+                line: 3,
+                extra: true
+            }]
+        );
+        assert!(fb.lines(12)[1].contains("line 3: the file has a blank line here"));
+        let fb = feedback(
+            "fn a() {\n    let x = 1;\n    x\n}\n",
+            "fn a() {\n    let x = 1;\n\n    x\n}",
+            "new",
+        );
+        let c = fb.closest.expect("a region");
+        assert_eq!((c.start_line, c.end_line), (1, 4));
+        assert_eq!(
+            c.differences,
+            [Difference::BlankLine {
+                line: 3,
+                extra: false
+            }]
+        );
     }
 
     #[test]

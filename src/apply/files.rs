@@ -36,6 +36,8 @@ pub enum FilesError {
         "protected_path: the command changed {path}; .clada holds the project's own policy and a reply cannot change it, so nothing the command changed was kept"
     )]
     CommandChangedPolicy { path: String },
+    #[error("not_a_directory: {path} is a file, not a directory")]
+    NotADirectory { path: String },
     #[error("permission_denied: {path}: {message}")]
     Denied { path: String, message: String },
     #[error("git_operation_failed: {0}")]
@@ -67,6 +69,9 @@ impl FilesError {
                 "leave .clada alone; the user changes it with git clada allow or by hand"
                     .to_string(),
             ),
+            FilesError::NotADirectory { path } => Some(format!(
+                "{path} is a file: choose another name for the directory, or move the file away first"
+            )),
             FilesError::Denied { .. } | FilesError::Store(_) => None,
         }
     }
@@ -81,10 +86,22 @@ impl FilesError {
             FilesError::Ignored { .. } | FilesError::CommandChangedPolicy { .. } => {
                 "protected_path"
             }
+            FilesError::NotADirectory { .. } => "not_a_directory",
             FilesError::Denied { .. } => "permission_denied",
             FilesError::Store(_) => "git_operation_failed",
         }
     }
+}
+
+/// What a path holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Entry {
+    File,
+    Dir,
+    /// A symbolic link (never followed).
+    Link,
+    /// A submodule, or on disk a FIFO, socket or device.
+    Other,
 }
 
 /// A store of files that operations edit. Reads see earlier writes.
@@ -98,6 +115,22 @@ pub trait Files {
 
     /// Creates or replaces the regular file at `path` (parents as needed).
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError>;
+
+    /// What is at `path` (`None`: nothing). A symbolic link at a parent
+    /// is an error; at the path itself it is [`Entry::Link`].
+    fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError>;
+
+    /// Removes the file or link at `path`, or the empty directory there.
+    fn remove(&mut self, path: &RepoPath) -> Result<(), FilesError>;
+
+    /// Everything below the directory `dir` (the root when empty), at every
+    /// depth, as paths from the root, sorted; nothing when it is not a
+    /// directory. Directories are listed too; `.git` never is.
+    fn list(&self, dir: &RepoPath) -> Result<Vec<(String, Entry)>, FilesError>;
+
+    /// Creates the directory `path` and its parents; `false` when it was
+    /// there already.
+    fn mkdir(&mut self, path: &RepoPath) -> Result<bool, FilesError>;
 
     fn checkpoint(&mut self) -> Self::Checkpoint;
 

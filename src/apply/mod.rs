@@ -4,13 +4,19 @@
 //! where files live (a git tree in memory or a working directory): the
 //! transaction code reads a file, calls in here, and writes the result.
 //!
-//! Built so far: SEARCH (`search`), with its line-ending model (`text`) and
-//! the no-match feedback (`feedback`); WRITE content rules (`write`).
+//! One module per operation: SEARCH (`search`), with its line-ending model
+//! (`text`) and the no-match feedback (`feedback`); WRITE content rules
+//! (`write`); INSERT (`insert`); delete, move and mkdir (`paths`); READ
+//! (`read`). `exec` runs a plan through them; `files` is the store they
+//! edit, `dir` the store of `--no-git`.
 
 pub mod dir;
 pub mod exec;
 pub mod feedback;
 pub mod files;
+pub mod insert;
+pub mod paths;
+pub mod read;
 pub mod search;
 pub mod text;
 pub mod write;

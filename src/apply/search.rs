@@ -66,6 +66,14 @@ pub enum SearchError {
         lines.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
     )]
     AmbiguousWhitespace { lines: Vec<u32> },
+    #[error(
+        "file_too_large: replacing {matches} would make the file {size} bytes; the limit is {max} bytes"
+    )]
+    TooLarge {
+        matches: String,
+        size: usize,
+        max: usize,
+    },
 }
 
 impl SearchError {
@@ -73,6 +81,7 @@ impl SearchError {
     pub fn error_type(&self) -> &'static str {
         match self {
             SearchError::Binary => "binary_file",
+            SearchError::TooLarge { .. } => "file_too_large",
             _ => "match_count_mismatch",
         }
     }
@@ -95,6 +104,20 @@ fn expected_text(count: &Count) -> String {
 
 /// Runs `search` on `file` and returns the new content or why it failed.
 pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError> {
+    search_within(file, search, usize::MAX, true)
+}
+
+/// [`search`], refusing a result over `max_size` bytes before it is built
+/// (a few `count="all"` replacements by long text would otherwise grow a
+/// file until memory runs out).
+/// `look`: when nothing matches, look for the closest region (false once
+/// the apply's feedback budget is spent).
+pub fn search_within(
+    file: &[u8],
+    search: &Search<'_>,
+    max_size: usize,
+    look: bool,
+) -> Result<Replaced, SearchError> {
     if is_binary(file) {
         return Err(SearchError::Binary);
     }
@@ -113,6 +136,16 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
     };
     if count_ok {
         let with = text.with_file_endings(search.replacement);
+        let removed: usize = ranges.iter().map(|r| r.len()).sum();
+        let size = (file.len() - removed.min(file.len()))
+            .saturating_add(with.len().saturating_mul(ranges.len()));
+        if size > max_size {
+            return Err(SearchError::TooLarge {
+                matches: matches_text(ranges.len()),
+                size,
+                max: max_size,
+            });
+        }
         let edits: Vec<(Range<usize>, Vec<u8>)> =
             ranges.iter().map(|r| (r.clone(), with.clone())).collect();
         return Ok(Replaced {
@@ -134,6 +167,9 @@ pub fn search(file: &[u8], search: &Search<'_>) -> Result<Replaced, SearchError>
         }
     }
     let feedback = ranges.is_empty().then(|| {
+        if !look {
+            return Box::new(super::feedback::without_search());
+        }
         let norm = String::from_utf8_lossy(text.norm());
         Box::new(feedback(&norm, search.pattern, search.replacement))
     });
@@ -171,6 +207,37 @@ fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize
     Ok(out)
 }
 
+/// The one re-indentation that turns the pattern's lines into the file's:
+/// `(from, to)` such that every non-blank pattern line's indentation is
+/// `from` + X and the file line's is `to` + X with the same X. `None`
+/// when the lines were re-indented by different amounts (Python would not
+/// parse the result), or nothing is non-blank.
+fn uniform_offset<'l>(pattern: &[&'l str], file: &[&'l str]) -> Option<(&'l str, &'l str)> {
+    let pairs: Vec<(&str, &str)> = pattern
+        .iter()
+        .zip(file)
+        .filter(|(p, _)| !p.trim().is_empty())
+        .map(|(p, f)| (leading(p), leading(f)))
+        .collect();
+    let common = |leads: &mut dyn Iterator<Item = &'l str>| -> Option<&'l str> {
+        let first = leads.next()?;
+        Some(leads.fold(first, |acc, l| {
+            let n = acc
+                .bytes()
+                .zip(l.bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            &acc[..n]
+        }))
+    };
+    let from = common(&mut pairs.iter().map(|(p, _)| *p))?;
+    let to = common(&mut pairs.iter().map(|(_, f)| *f))?;
+    pairs
+        .iter()
+        .all(|(p, f)| f.strip_prefix(to) == p.strip_prefix(from))
+        .then_some((from, to))
+}
+
 /// `--match whitespace`: the pattern's lines, trimmed, equal a unique run of
 /// the file's lines, trimmed. Replaces those whole lines with the
 /// replacement re-indented by the same offset. `Err`: the first line of
@@ -192,17 +259,16 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     }
     let found: Vec<usize> = (0..=lines.len() - n)
         .filter(|&s| (0..n).all(|k| lines[s + k].trim() == pattern[k].trim()))
+        .filter(|&s| uniform_offset(&pattern, &lines[s..s + n]).is_some())
         .collect();
     let s = match found.as_slice() {
         [] => return Ok(None),
         [one] => *one,
         many => return Err(many.iter().map(|&s| s as u32 + 1).collect()),
     };
-    let Some(first) = (0..n).find(|&k| !pattern[k].trim().is_empty()) else {
+    let Some((from, to)) = uniform_offset(&pattern, &lines[s..s + n]) else {
         return Ok(None);
     };
-    let from = leading(pattern[first]);
-    let to = leading(lines[s + first]);
     // Whole lines are replaced without their last line end, so a
     // replacement that ends in one (like the pattern did) drops it.
     let replacement_text = match search.pattern.ends_with('\n') {
@@ -371,17 +437,24 @@ mod tests {
     fn whitespace_mode_accepts_a_unique_reindented_match() {
         let file = "class A:\n\tdef f(self):\n\t\treturn 1\n";
         let s = Search {
-            pattern: "def f(self):\n    return 1",
+            pattern: "def f(self):\n\treturn 1",
             to: None,
-            replacement: "def f(self):\n    return 2",
+            replacement: "def f(self):\n\treturn 2",
             count: ONE,
             mode: MatchMode::Whitespace,
         };
         let r = search(file.as_bytes(), &s).unwrap();
         assert_eq!(
             String::from_utf8(r.bytes).unwrap(),
-            "class A:\n\tdef f(self):\n\t    return 2\n"
+            "class A:\n\tdef f(self):\n\t\treturn 2\n"
         );
+        // Spaces where the file has tabs are no offset: the result would
+        // mix the two.
+        let spaces = Search {
+            pattern: "def f(self):\n    return 1",
+            ..s
+        };
+        assert!(search(file.as_bytes(), &spaces).is_err());
         assert!(r.whitespace_note.is_some());
         // Exact mode refuses the same edit.
         let exact = Search {
@@ -405,6 +478,70 @@ mod tests {
         assert_eq!(
             String::from_utf8(r.bytes).unwrap(),
             "def f():\n    x = 2\n    return x\n"
+        );
+    }
+
+    #[test]
+    fn past_the_feedback_budget_a_miss_says_less_never_nothing() {
+        let s = Search {
+            pattern: "fn missing() {}",
+            to: None,
+            replacement: "x",
+            count: ONE,
+            mode: MatchMode::Exact,
+        };
+        let file = b"fn present() {}\n";
+        let Err(SearchError::Count {
+            feedback: Some(fb), ..
+        }) = search_within(file, &s, usize::MAX, false)
+        else {
+            panic!("a miss");
+        };
+        assert!(fb.budget_spent && fb.closest.is_none());
+        let lines = fb.lines(12);
+        assert!(
+            lines[0].starts_with("no closest region was looked for"),
+            "{lines:?}"
+        );
+        // Within the budget the region is looked for.
+        let Err(SearchError::Count {
+            feedback: Some(fb), ..
+        }) = search(file, &s)
+        else {
+            panic!("a miss");
+        };
+        assert!(!fb.budget_spent && fb.closest.is_some());
+    }
+
+    #[test]
+    fn whitespace_mode_takes_one_uniform_offset_only() {
+        let file = "def f():\n    if x:\n        return 1\n";
+        let s = |pattern| Search {
+            pattern,
+            to: None,
+            replacement: "def f():\n  if x:\n    return 2",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        // Lines re-indented by different amounts: no match (the result
+        // would not be valid Python).
+        let mixed = s("def f():\n  if x:\n          return 1");
+        assert!(matches!(
+            search(file.as_bytes(), &mixed),
+            Err(SearchError::Count { .. })
+        ));
+        // One offset for the whole block (two spaces where the file has
+        // four, from the second level on) is fine, and re-indents.
+        let file = "class A:\n    def f():\n        return 1\n";
+        let uniform = Search {
+            pattern: "  def f():\n      return 1",
+            replacement: "  def f():\n      return 2",
+            ..s("")
+        };
+        let r = search(file.as_bytes(), &uniform).unwrap();
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "class A:\n    def f():\n        return 2\n"
         );
     }
 

@@ -55,6 +55,55 @@ pub fn write(existing: Option<&[u8]>, w: &Write<'_>, guard: bool) -> Result<Vec<
     })
 }
 
+/// The first elision placeholder in a SEARCH's replacement that its
+/// pattern (and TO text) do not have, when the replacement is also
+/// shorter: the same deletion as a lazy WRITE, inside one match.
+pub fn replacement_placeholder(
+    pattern: &str,
+    to: Option<&str>,
+    replacement: &str,
+) -> Option<Placeholder> {
+    let matched = match to {
+        Some(to) => format!("{pattern}\n{to}"),
+        None => pattern.to_string(),
+    };
+    placeholder(replacement, matched.as_bytes())
+}
+
+/// WRITE content a model wrapped whole in a markdown fence (a first line
+/// ```` ```lang ````, a last line ```` ``` ````) for a file that is not
+/// markdown: the lines between, when that is the case.
+pub fn unfenced<'c>(path: &str, content: &'c str) -> Option<&'c str> {
+    let lower = path.to_ascii_lowercase();
+    if [".md", ".markdown", ".mdx", ".rmd"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+    {
+        return None;
+    }
+    let (first, rest) = content.split_once('\n')?;
+    let ticks = first.len() - first.trim_start_matches('`').len();
+    let info = &first[ticks..];
+    if ticks < 3 || info.contains('`') || info.trim().contains(' ') {
+        return None;
+    }
+    let body = rest.trim_end_matches('\n');
+    let (inner, last) = match body.rsplit_once('\n') {
+        Some((inner, last)) => (inner, last),
+        None => ("", body),
+    };
+    if last.trim_end() != &first[..ticks] {
+        return None;
+    }
+    // A fence of the same length inside would have closed it: then this
+    // is not one fenced block.
+    let fence = &first[..ticks];
+    if inner.lines().any(|l| l.trim_end() == fence) {
+        return None;
+    }
+    Some(inner)
+}
+
 /// The first elision placeholder in `content` that the old file does not
 /// have, when the new content is also shorter: the classic way a model
 /// deletes code ("// ... existing code ...").
@@ -215,6 +264,38 @@ mod tests {
         ] {
             assert!(write(Some(old), &w(line), true).is_err(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_whole_fence_is_taken_off_content_that_is_not_markdown() {
+        assert_eq!(
+            unfenced("a.py", "```python\nprint(1)\n```\n"),
+            Some("print(1)")
+        );
+        assert_eq!(unfenced("a.py", "````\nx\n```\ny\n````"), Some("x\n```\ny"));
+        assert_eq!(unfenced("README.md", "```sh\nls\n```\n"), None);
+        assert_eq!(unfenced("a.py", "```python\nprint(1)\n"), None);
+        assert_eq!(unfenced("a.py", "```\na\n```\nmiddle\n```\nb\n```"), None);
+        assert_eq!(unfenced("a.py", "print(1)\n```\n"), None);
+    }
+
+    #[test]
+    fn a_replacement_with_a_new_placeholder_that_shrinks_the_match_is_caught() {
+        let pattern = "def a():\n    return 1\n\ndef b():\n    return 2";
+        let p = replacement_placeholder(pattern, None, "def a():\n    # ... existing code ...");
+        assert_eq!(p.map(|p| p.line), Some(2));
+        assert_eq!(
+            replacement_placeholder(
+                "# ... existing code ...\nx = 1",
+                None,
+                "# ... existing code ..."
+            ),
+            None
+        );
+        assert_eq!(
+            replacement_placeholder("x = 1", None, "x = 2\n# ... rest of file ...\ny = 3"),
+            None
+        );
     }
 
     #[test]

@@ -1,36 +1,20 @@
-//! Commands in an apply: the settings of RUN and `--verify`, the runner
-//! with its terminal prompt and output stream, and the verify step.
-//!
-//! `apply.rs` decides when these happen; this file decides how they look
-//! to the user: `[task-N:exec] line` as output arrives, the yes / no /
-//! always question on a terminal, and the verify result.
+//! Commands in an apply, as the command line sees them: the settings of
+//! RUN and `--verify` from their layers, the yes / no / always question on
+//! a terminal, `[task-N:exec] line` as output arrives, and recording the
+//! lines answered "always".
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, Write as _};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde::Serialize;
-
-use crate::apply::files::Workspace;
 use crate::git::commit::now_iso8601;
 use crate::plan::repo_path;
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
-use crate::run::{Answer, Limits, RunOutcome, Runner};
+use crate::run::{Answer, Ask, OnLine};
+pub use crate::transaction::RunSettings;
 
 use super::config::{Layers, parse_duration, parse_size};
 use super::{CliError, write_stdout};
-
-/// Resolved settings of commands.
-#[derive(Debug, Clone)]
-pub struct RunSettings {
-    pub timeout: Duration,
-    pub total_timeout: Option<Duration>,
-    pub max_output: usize,
-    pub verify: Option<String>,
-    /// `clada.sharedDirs`: the user's ignored directories linked into the
-    /// scratch tree.
-    pub shared_dirs: Vec<String>,
-}
 
 /// The flags that feed [`RunSettings`].
 pub struct RunFlags {
@@ -73,28 +57,20 @@ pub fn resolve(flags: RunFlags, layers: &Layers<'_>) -> Result<RunSettings, CliE
     })
 }
 
-/// Builds the runner: approvals from the state before the apply, a
-/// question on the terminal when there is one, output lines printed as
-/// they arrive when `stream` is set.
-pub fn runner<'a>(
-    settings: &RunSettings,
-    approvals: Approvals,
-    started: Instant,
-    stream: bool,
-) -> Runner<'a> {
-    let limits = Limits {
-        timeout: settings.timeout,
-        deadline: settings.total_timeout.map(|t| started + t),
-        max_output: settings.max_output,
-    };
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let ask = interactive.then(|| Box::new(ask_on_terminal) as crate::run::Ask<'a>);
-    let on_line = Box::new(move |label: &str, line: &str| {
+/// The question on the terminal about a command line that is not
+/// approved.
+pub fn terminal_question() -> Ask<'static> {
+    Box::new(ask_on_terminal)
+}
+
+/// Command output as `[label] line` on stdout as it arrives, when
+/// `stream` is set.
+pub fn output_lines(stream: bool) -> OnLine<'static> {
+    Box::new(move |label: &str, line: &str| {
         if stream {
             let _ = write_stdout(|out| writeln!(out, "[{label}] {}", visible(line)));
         }
-    });
-    Runner::new(approvals, limits, ask, on_line)
+    })
 }
 
 /// Asks on the terminal whether to run `line`: yes, no or always.
@@ -151,53 +127,4 @@ pub fn record_always(root: &Path, lines: &[String]) -> Result<(), CliError> {
         lines.join(", ")
     );
     Ok(())
-}
-
-/// How `--verify` went, for the report.
-#[derive(Debug, Clone, Serialize)]
-pub struct Verified {
-    pub command: String,
-    pub passed: bool,
-    /// `verify_failed: …` when it failed.
-    pub message: String,
-    pub details: Vec<String>,
-    pub output: String,
-}
-
-/// Runs the verify command in the workspace's current state.
-pub fn verify<W: Workspace>(command: &str, files: &mut W, runner: &mut Runner<'_>) -> Verified {
-    let failed = |message: String, details: Vec<String>, output: String| Verified {
-        command: command.to_string(),
-        passed: false,
-        message: format!("verify_failed: {message}"),
-        details,
-        output,
-    };
-    let root = match files.materialize() {
-        Ok(root) => root,
-        Err(e) => {
-            return failed(
-                format!("could not prepare the files: {e}"),
-                Vec::new(),
-                String::new(),
-            );
-        }
-    };
-    let RunOutcome {
-        failure, output, ..
-    } = runner.run_trusted("verify", command, &root);
-    match failure {
-        None => Verified {
-            command: command.to_string(),
-            passed: true,
-            message: format!("`{command}` passed"),
-            details: Vec::new(),
-            output,
-        },
-        Some(f) => failed(
-            format!("{} ({})", f.message, f.error_type),
-            f.details,
-            output,
-        ),
-    }
 }

@@ -9,7 +9,7 @@ use crate::git::Repository;
 use super::CliError;
 
 /// The team's settings file, in the repository.
-pub const TEAM_CONFIG: &str = ".clada/config.toml";
+pub use crate::transaction::TEAM_CONFIG;
 
 /// The layers below the command line.
 pub struct Layers<'r> {

@@ -52,23 +52,37 @@ pub fn open() -> Result<Repository, CliError> {
 /// Opens, checks and locks the repository for a command that changes it.
 pub fn guard(args: &LockArgs) -> Result<Guarded, CliError> {
     let repo = open()?;
-    if let Some(operation) = repo.operation_in_progress() {
-        return Err(CliError::new(format!(
-            "a git {operation} is in progress: moving history now could mix its unresolved state into yours"
-        ))
-        .hint("finish or abort it first (git status says how)"));
-    }
+    refuse_operation_in_progress(&repo, "moving history")?;
     let author = author(&repo)?;
     let lock = take_lock(&repo, args.lock_timeout, "clada command")?;
     if let Head::Branch { name, .. } = repo.head().map_err(git_err)? {
-        super::apply::finish_interrupted_update(&repo, &name)?;
+        for said in crate::transaction::finish_interrupted_update(&repo, &name)? {
+            eprintln!("clada: {said}");
+        }
     }
     finish_interrupted_switch(&repo)?;
+    // Files an apply could not write are written once the cause is gone.
+    repo.retry_unwritten().map_err(git_err)?;
     Ok(Guarded {
         repo,
         author,
         _lock: lock,
     })
+}
+
+/// Refuses to act during a rebase, merge, cherry-pick, revert or bisect:
+/// the one message every command gives (checked before anything else,
+/// since a rebase also detaches HEAD). `doing` names the act: "applying".
+pub fn refuse_operation_in_progress(repo: &Repository, doing: &str) -> Result<(), CliError> {
+    match repo.operation_in_progress() {
+        Some(operation) => Err(CliError::new(format!(
+            "a git {operation} is in progress: {doing} now could mix its unresolved state into clada's commits"
+        ))
+        .hint(format!(
+            "finish it (git {operation} --continue) or abort it (git {operation} --abort) first; git status says how"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Finishes a working-tree switch of a history command that a crash cut
@@ -102,12 +116,13 @@ pub fn finish_interrupted_switch(repo: &Repository) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Err(e) => {
-            eprintln!(
-                "clada: could not finish updating the working tree after an interrupted history command ({e}); `git status` shows where it differs from HEAD"
-            );
-            Ok(())
-        }
+        Err(e) => Err(CliError::new(format!(
+            "an interrupted history command's update of the working tree cannot be finished: {e}"
+        ))
+        .hint(format!(
+            "its record is kept in {}; fix the cause (another program holding .git/index.lock?) and run the command again, which finishes it first",
+            repo.git_dir().join("clada-switch").display()
+        ))),
     }
 }
 
@@ -204,7 +219,11 @@ pub fn refuse_published(
 
 /// The paths of a listing, at most `max`, then how many more.
 pub fn list_paths(paths: &[String], max: usize) -> String {
-    let mut out: Vec<String> = paths.iter().take(max).cloned().collect();
+    let mut out: Vec<String> = paths
+        .iter()
+        .take(max)
+        .map(|p| crate::quote::shown(p).into_owned())
+        .collect();
     if paths.len() > max {
         out.push(format!("and {} more", paths.len() - max));
     }

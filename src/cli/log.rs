@@ -311,7 +311,7 @@ pub fn run_show(args: ShowArgs) -> Result<Outcome, CliError> {
                 (_, None) => "D",
                 _ => "M",
             };
-            writeln!(w, "  {tag} {}", m.path)?;
+            writeln!(w, "  {tag} {}", crate::quote::shown(&m.path))?;
         }
         if !report.is_empty() {
             writeln!(w, "report:")?;

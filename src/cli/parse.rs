@@ -6,8 +6,11 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use crate::csl::input::MAX_INPUT;
-use crate::csl::{self, Body, Counts, OpKind, Operation, Reply};
+use crate::csl::{self, Counts, OpKind};
+use crate::plan::{Action, Draft};
+use crate::syntax::Parsed;
 
+use super::apply::{parse_input, syntax_choice};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -20,9 +23,11 @@ pub enum Format {
 
 /// Parse and validate a reply, and list every problem with a fix hint
 ///
-/// Exit status: 0 when the reply has no fatal or invalid problems (warnings
-/// are fine), 1 when some operation is invalid and would be skipped, 2 when
-/// a fatal syntax error means nothing would run (or the input is unusable).
+/// Shows the syntax the reply is read as. Exit status: 0 when the reply has
+/// no fatal or invalid problems (warnings are fine), 1 when some operation
+/// is invalid and would be skipped, when a block would be dropped (another
+/// syntax, a marker off column 1) or when there are no operations at all,
+/// 2 when a fatal error means nothing would run (or the input is unusable).
 #[derive(Debug, clap::Args)]
 pub struct ParseArgs {
     /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
@@ -32,6 +37,10 @@ pub struct ParseArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// The reply's syntax: auto, csl or json [default: auto, or git config clada.syntax]
+    #[arg(long, value_name = "NAME")]
+    pub syntax: Option<String>,
 
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
@@ -47,6 +56,10 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
     )?;
+    let repo = crate::git::Repository::discover(std::path::Path::new("."))
+        .ok()
+        .flatten();
+    let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
     let mapped = args.input.as_deref().and_then(map_large_file);
     let input = match &mapped {
         Some((origin, _)) => ReplyInput::from_bytes(origin.clone(), Vec::new()),
@@ -55,22 +68,18 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     let bytes = mapped
         .as_ref()
         .map_or(&input.bytes[..], |(_, map)| &map[..]);
-    let reply = match input.too_large {
-        Some(size) => Reply {
-            source: "".into(),
-            operations: Vec::new(),
-            diagnostics: vec![csl::input::too_large(size)],
-        },
-        None => csl::parse_bytes(bytes, &delims),
+    let parsed = match input.too_large {
+        Some(_) => parse_input(&input, choice, &delims),
+        None => crate::syntax::check(bytes, choice, &delims),
     };
     match args.format {
-        Format::Json => write_json(&reply),
-        Format::Text => write_stdout(|out| write_text(out, &reply, &input.origin)),
+        Format::Json => write_json(&parsed),
+        Format::Text => write_stdout(|out| write_text(out, &parsed, &input.origin)),
     }?;
-    let counts = reply.counts();
+    let counts = parsed.counts();
     Ok(if counts.fatal > 0 {
         Outcome::Fatal
-    } else if counts.invalid > 0 {
+    } else if counts.invalid > 0 || parsed.is_empty() || !parsed.dropped.is_empty() {
         Outcome::Failed
     } else {
         Outcome::Success
@@ -107,20 +116,20 @@ fn map_large_file(path: &Path) -> Option<(String, memmap2::Mmap)> {
     Some((path.display().to_string(), map))
 }
 
-/// Writes the reply as JSON to stdout, treating a closed pipe (`| head`)
+/// Writes the parsed reply as JSON to stdout, treating a closed pipe (`| head`)
 /// as a normal end, as [`write_stdout`] does.
 ///
 /// Through a handle of its own on stdout rather than `std::io::stdout()`,
 /// which is line-buffered: that looks for the last line end in everything
 /// written, and the JSON, as large as the reply, has a single one, at its
 /// end. `json_writer` buffers.
-fn write_json(reply: &Reply<'_>) -> Result<(), CliError> {
+fn write_json(parsed: &Parsed<'_>) -> Result<(), CliError> {
     let result = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
         .and_then(|fd| {
             let mut out = File::from(fd);
-            csl::json_writer::to_writer(&mut out, reply)?;
+            csl::json_writer::to_writer(&mut out, parsed)?;
             out.write_all(b"\n")
         });
     match result {
@@ -132,31 +141,60 @@ fn write_json(reply: &Reply<'_>) -> Result<(), CliError> {
 
 pub(crate) fn write_text(
     out: &mut dyn Write,
-    reply: &Reply<'_>,
+    parsed: &Parsed<'_>,
     origin: &str,
 ) -> std::io::Result<()> {
-    for d in &reply.diagnostics {
-        writeln!(out, "{}", csl::diagnostic::render(d, &reply.source, origin))?;
+    for d in &parsed.diagnostics {
+        writeln!(
+            out,
+            "{}",
+            csl::diagnostic::render(d, &parsed.source, origin)
+        )?;
     }
-    writeln!(out, "{}", summary(reply, origin))
+    writeln!(out, "{}", summary(parsed, origin))
+}
+
+/// How many operations of each kind, top level and inside blocks.
+fn count_kinds(parsed: &Parsed<'_>) -> (Vec<usize>, usize, usize) {
+    let mut by_kind = vec![0usize; OpKind::ALL.len()];
+    let index = |k: OpKind| OpKind::ALL.iter().position(|x| *x == k).unwrap_or(0);
+    let mut inner = 0;
+    let tasks;
+    if let Some(reply) = &parsed.csl {
+        for op in &reply.operations {
+            by_kind[index(op.kind())] += 1;
+            for child in op.children() {
+                by_kind[index(child.kind())] += 1;
+                inner += 1;
+            }
+        }
+        tasks = reply.operations.len();
+    } else {
+        let children = |d: &Draft| match &d.action {
+            Some(Action::Block(children)) => children.len(),
+            _ => 0,
+        };
+        for d in &parsed.drafts {
+            by_kind[index(d.kind)] += 1;
+            if let Some(Action::Block(children)) = &d.action {
+                for child in children {
+                    by_kind[index(child.kind)] += 1;
+                }
+            }
+            inner += children(d);
+        }
+        tasks = parsed.drafts.len();
+    }
+    (by_kind, inner, tasks)
 }
 
 /// One line: what the reply holds and what would happen to it.
-fn summary(reply: &Reply<'_>, origin: &str) -> String {
-    let mut by_kind = [0usize; 4];
-    let mut inner = 0;
-    for op in &reply.operations {
-        by_kind[kind_index(op)] += 1;
-        for child in op.children() {
-            by_kind[kind_index(child)] += 1;
-            inner += 1;
-        }
-    }
-    let tasks = reply.operations.len();
+fn summary(parsed: &Parsed<'_>, origin: &str) -> String {
+    let (by_kind, inner, tasks) = count_kinds(parsed);
     let kinds: Vec<String> = OpKind::ALL
         .iter()
-        .zip(by_kind)
-        .filter(|(_, n)| *n > 0)
+        .zip(&by_kind)
+        .filter(|(_, n)| **n > 0)
         .map(|(k, n)| format!("{n} {k}"))
         .collect();
     let ops = if kinds.is_empty() {
@@ -178,29 +216,29 @@ fn summary(reply: &Reply<'_>, origin: &str) -> String {
         fatal,
         invalid,
         warning,
-    } = reply.counts();
+    } = parsed.counts();
+    let dropped = parsed.dropped.len();
     let verdict = if fatal > 0 {
-        "nothing would run"
+        "nothing would run".to_string()
+    } else if parsed.is_empty() {
+        "nothing would be applied".to_string()
+    } else if dropped > 0 {
+        format!(
+            "{dropped} block{} would not be applied",
+            if dropped == 1 { "" } else { "s" }
+        )
     } else if invalid > 0 {
-        "invalid operations would be skipped"
+        "invalid operations would be skipped".to_string()
     } else {
-        "ok"
+        "ok".to_string()
     };
     format!(
-        "{origin}: {ops}; {fatal} fatal, {invalid} invalid, {warning} warning{}: {verdict}",
+        "{origin} ({}): {ops}; {fatal} fatal, {invalid} invalid, {warning} warning{}: {verdict}",
+        parsed.syntax.name(),
         if warning == 1 { "" } else { "s" }
     )
 }
 
 fn plural_ops(n: usize) -> String {
     format!("{n} operation{}", if n == 1 { "" } else { "s" })
-}
-
-fn kind_index(op: &Operation<'_>) -> usize {
-    match op.body {
-        Body::Write { .. } => 0,
-        Body::Run { .. } => 1,
-        Body::Search { .. } => 2,
-        Body::Tasks { .. } => 3,
-    }
 }

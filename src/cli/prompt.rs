@@ -1,16 +1,27 @@
-//! `git clada prompt`: a CSL guide for an LLM's system prompt.
+//! `git clada prompt`: a guide for an LLM's system prompt, in the syntax
+//! the model should write.
+
+use crate::syntax::Syntax;
 
 use super::{CliError, Outcome, settings, write_stdout};
 
-/// The guide, with `{S}` and `{E}` standing for the delimiters.
+/// The CSL guide, with `{S}` and `{E}` standing for the delimiters.
 const GUIDE: &str = include_str!("prompt.md");
 
-/// Print a CSL guide to paste into an LLM's system prompt
+/// The guide to the `json` syntax's operation list.
+const JSON_GUIDE: &str = include_str!("prompt-json.md");
+
+/// Print a guide to paste into an LLM's system prompt
 ///
-/// The guide is short enough to use as is. It uses the configured marker
-/// delimiters (flags, then git config clada.startDelimiter/endDelimiter).
+/// The guide is short enough to use as is. The CSL guide uses the
+/// configured marker delimiters (flags, then git config
+/// clada.startDelimiter/endDelimiter).
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
+    /// The syntax the model should write: csl or json [default: csl]
+    #[arg(long, value_name = "NAME")]
+    pub syntax: Option<String>,
+
     /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub start_delimiter: Option<String>,
@@ -25,7 +36,24 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         args.start_delimiter.as_deref(),
         args.end_delimiter.as_deref(),
     )?;
-    let guide = render(&delims);
+    let syntax = match args.syntax.as_deref() {
+        None => Syntax::Csl,
+        Some(name) => Syntax::from_name(name).ok_or_else(|| {
+            CliError::new(format!("unknown syntax {name:?}"))
+                .hint(format!("use one of: {}", Syntax::read_names()))
+        })?,
+    };
+    let guide = match syntax {
+        Syntax::Csl => render(&delims),
+        Syntax::Json => JSON_GUIDE.to_string(),
+        other => {
+            return Err(CliError::new(format!(
+                "git-clada does not read the {} syntax yet, so it has no guide for it",
+                other.title()
+            ))
+            .hint(format!("use one of: {}", Syntax::read_names())));
+        }
+    };
     write_stdout(|out| out.write_all(guide.as_bytes()))?;
     Ok(Outcome::Success)
 }
@@ -51,5 +79,20 @@ mod tests {
             assert_eq!(reply.operations.len(), 5);
             assert_eq!(reply.operations[4].children().len(), 2);
         }
+    }
+
+    /// The JSON guide's example is a clean `json` reply with every
+    /// operation of the plan.
+    #[test]
+    fn json_guide_example_reads_without_any_diagnostic() {
+        let guide = super::JSON_GUIDE;
+        let start = guide.find("\n[\n").expect("example list") + 1;
+        let end = guide[start..].find("\n]\n").expect("end of example") + start + 2;
+        let parsed = crate::syntax::json::parse(&guide[start..end]);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.drafts.len(), 14);
+        let kinds: std::collections::BTreeSet<&str> =
+            parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(kinds.len(), 9, "{kinds:?}");
     }
 }

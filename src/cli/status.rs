@@ -6,6 +6,8 @@
 
 use serde::Serialize;
 
+use crate::git::lock::Holder;
+
 use crate::git::{Head, ObjectId, Repository};
 use crate::history::commits::{Kind, last_apply, trailer, units_from};
 use crate::history::{session, undo_stack};
@@ -46,6 +48,9 @@ struct Report {
     rejected: Vec<String>,
     /// The process id holding clada's lock, if any.
     lock_holder: Option<String>,
+    /// The process id of a clada command that died holding the lock (the
+    /// next command breaks it).
+    stale_lock: Option<String>,
     /// An update of the working tree cut short, finished by the next command.
     interrupted_update: bool,
 }
@@ -138,10 +143,11 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
     };
     let head_tree = repo.tree_of(head_commit).map_err(git_err)?;
     let (changed, unmerged) = repo.changed_paths(head_tree).map_err(git_err)?;
-    let lock = repo.git_dir().join(crate::git::lock::LOCK_NAME);
-    let lock_holder = std::fs::read_to_string(&lock)
-        .ok()
-        .map(|c| c.split_whitespace().next().unwrap_or("?").to_string());
+    let (lock_holder, stale_lock) = match crate::git::lock::holder(repo.git_dir()) {
+        Some(Holder::Running(pid)) => (Some(pid), None),
+        Some(Holder::Gone(pid)) => (None, Some(pid)),
+        None => (None, None),
+    };
     let interrupted_update = ["clada-switch", "clada-worktree-update"]
         .iter()
         .any(|f| repo.git_dir().join(f).exists());
@@ -165,6 +171,7 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         },
         rejected: repo.refs_under("refs/clada/rejected/").map_err(git_err)?,
         lock_holder,
+        stale_lock,
         interrupted_update,
     })
 }
@@ -275,6 +282,11 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
     if let Some(pid) = &r.lock_holder {
         lines.push(format!(
             "another clada command holds the lock (pid {pid}); what is shown may change when it finishes"
+        ));
+    }
+    if let Some(pid) = &r.stale_lock {
+        lines.push(format!(
+            "a lock was left by a clada command that is gone (pid {pid}, killed); the next clada command clears it"
         ));
     }
     if r.interrupted_update {

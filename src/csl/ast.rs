@@ -8,41 +8,68 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// The four operations a reply can contain.
+/// The kinds of operation of the plan (syntaxes.md §1). CSL writes the
+/// first four as markers ([`OpKind::CSL`]); the others come from the other
+/// syntaxes, and CSL keeps RUN `rm`/`mv` for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
     Write,
     Run,
     Search,
     Tasks,
+    Delete,
+    Move,
+    Insert,
+    Mkdir,
+    Read,
 }
 
 impl OpKind {
-    /// Every operation, in the order the spec lists them.
-    pub const ALL: [OpKind; 4] = [OpKind::Write, OpKind::Run, OpKind::Search, OpKind::Tasks];
+    /// The operations CSL has markers for, in the order the spec lists them.
+    pub const CSL: [OpKind; 4] = [OpKind::Write, OpKind::Run, OpKind::Search, OpKind::Tasks];
 
-    /// The marker name, as written in CSL and in the JSON `type` field.
+    /// Every operation of the plan.
+    pub const ALL: [OpKind; 9] = [
+        OpKind::Write,
+        OpKind::Run,
+        OpKind::Search,
+        OpKind::Tasks,
+        OpKind::Delete,
+        OpKind::Move,
+        OpKind::Insert,
+        OpKind::Mkdir,
+        OpKind::Read,
+    ];
+
+    /// The name in reports and JSON `type` fields; for the CSL four, the
+    /// marker name.
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Write => "WRITE",
             OpKind::Run => "RUN",
             OpKind::Search => "SEARCH",
             OpKind::Tasks => "TASKS",
+            OpKind::Delete => "DELETE",
+            OpKind::Move => "MOVE",
+            OpKind::Insert => "INSERT",
+            OpKind::Mkdir => "MKDIR",
+            OpKind::Read => "READ",
         }
     }
 
-    /// The operation a marker name opens, if it is one (case-sensitive).
+    /// The CSL operation a marker name opens, if it is one (case-sensitive).
     pub fn from_name(name: &str) -> Option<OpKind> {
-        OpKind::ALL.into_iter().find(|k| k.name() == name)
+        OpKind::CSL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Attribute names this operation understands; others draw a warning.
+    /// Attribute names this CSL operation understands; others draw a warning.
     pub fn known_attributes(self) -> &'static [&'static str] {
         match self {
             OpKind::Write => &["file", "append"],
             OpKind::Run => &["dir"],
             OpKind::Search => &["file", "count"],
             OpKind::Tasks => &["version"],
+            _ => &[],
         }
     }
 }

@@ -61,6 +61,19 @@ pub enum DiagnosticKind {
     MarkerInContent,
     EmptyTasks,
     NoOperations,
+    // Detection and the other front ends (syntax/).
+    /// Fatal: the reply is in a syntax this version recognises but does
+    /// not read.
+    UnsupportedSyntax,
+    /// Warning: a block of another syntax than the reply's; not applied.
+    ForeignBlock,
+    /// Fatal: the JSON document does not parse.
+    MalformedJson,
+    /// Fatal: the JSON parses but is none of the forms clada reads.
+    UnknownJsonShape,
+    /// Invalid: a JSON operation is missing a field, has one of the wrong
+    /// type, or names an unknown operation.
+    InvalidJsonOperation,
 }
 
 impl DiagnosticKind {
@@ -69,15 +82,49 @@ impl DiagnosticKind {
         match self {
             InputTooLarge | InvalidUtf8 | MalformedMarker | UnknownOperation | UnquotedValue
             | UnterminatedQuote | DuplicateAttribute | EndWithAttributes | ContentOnMarkerLine
-            | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated => {
-                Severity::Fatal
-            }
-            MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo => {
-                Severity::Invalid
-            }
-            UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations => {
-                Severity::Warning
-            }
+            | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
+            | UnsupportedSyntax | MalformedJson | UnknownJsonShape => Severity::Fatal,
+            MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
+            | InvalidJsonOperation => Severity::Invalid,
+            UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
+            | ForeignBlock => Severity::Warning,
+        }
+    }
+
+    /// The stable code of the problem, in text (`fatal[code]`) and JSON
+    /// (`code`): agents branch on it, so a code never changes meaning.
+    pub fn code(self) -> &'static str {
+        use DiagnosticKind::*;
+        match self {
+            InputTooLarge => "input_too_large",
+            InvalidUtf8 => "invalid_utf8",
+            MalformedMarker => "malformed_marker",
+            UnknownOperation => "unknown_operation",
+            UnquotedValue => "unquoted_value",
+            UnterminatedQuote => "unterminated_quote",
+            DuplicateAttribute => "duplicate_attribute",
+            EndWithAttributes => "end_with_attributes",
+            ContentOnMarkerLine => "content_on_marker_line",
+            MisplacedMarker => "misplaced_marker",
+            NestedTasks => "nested_tasks",
+            SearchWithoutReplace => "search_without_replace",
+            Unterminated => "unterminated_operation",
+            MissingFile => "missing_attribute",
+            InvalidCount => "invalid_count",
+            InvalidAppend => "invalid_append",
+            EmptyRun => "empty_run",
+            EmptyPattern => "empty_pattern",
+            EmptyTo => "empty_to",
+            UnknownAttribute => "unknown_attribute",
+            IndentedMarker => "indented_marker",
+            MarkerInContent => "marker_in_content",
+            EmptyTasks => "empty_tasks",
+            NoOperations => "no_operations",
+            UnsupportedSyntax => "unsupported_syntax",
+            ForeignBlock => "foreign_block",
+            MalformedJson => "malformed_json",
+            UnknownJsonShape => "unknown_json_shape",
+            InvalidJsonOperation => "invalid_operation",
         }
     }
 }
@@ -135,7 +182,13 @@ impl Counts {
 /// (a file name, or `<stdin>`).
 pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}: {}", d.severity().name(), d.message);
+    let _ = writeln!(
+        out,
+        "{}[{}]: {}",
+        d.severity().name(),
+        d.kind.code(),
+        d.message
+    );
     let gutter = d.line.to_string().len();
     let pad = " ".repeat(gutter);
     let _ = writeln!(out, "{pad}--> {origin}:{}:{}", d.line, d.column);

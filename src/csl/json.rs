@@ -63,8 +63,9 @@ impl Serialize for Attrs<'_, '_> {
 
 impl Serialize for Diagnostic {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(7))?;
+        let mut map = s.serialize_map(Some(8))?;
         map.serialize_entry("severity", self.severity().name())?;
+        map.serialize_entry("code", self.kind.code())?;
         map.serialize_entry("line", &self.line)?;
         map.serialize_entry("column", &self.column)?;
         map.serialize_entry("operation", &self.operation.map(|o| o.name()))?;

@@ -688,7 +688,7 @@ impl<'a> Parser<'a, '_> {
                     replacement: last,
                 },
             },
-            OpKind::Tasks => unreachable!("TASKS is never an open operation"),
+            _ => unreachable!("only WRITE, RUN and SEARCH are open operations"),
         };
         let op = Operation {
             line: open.line,

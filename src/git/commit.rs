@@ -296,16 +296,56 @@ impl Repository {
 
     /// Applies `edit` with `who` as the reflog's committer (the user may
     /// have no identity configured; clada's commits do not need one).
-    pub(super) fn edit_as(&self, who: &Identity, edit: RefEdit) -> Result<(), gix::Error> {
+    pub(super) fn edit_as(&self, who: &Identity, edit: RefEdit) -> Result<(), RefEditError> {
         let time = time_from_env("GIT_COMMITTER_DATE").unwrap_or_else(|_| now_local().to_string());
         let committer = gix::actor::SignatureRef {
             name: who.name.as_bytes().as_bstr(),
             email: who.email.as_bytes().as_bstr(),
             time: &time,
         };
-        self.repo
+        let name = edit.name.as_bstr().to_string();
+        // Which of git's lock files this update may take, written down
+        // first: if clada is killed holding one, the next clada (which
+        // finds clada's own lock stale) knows exactly which are its.
+        let intent =
+            super::lock::RefIntent::record(self.repo.git_dir(), &self.git_lock_candidates(&name));
+        let result = self
+            .repo
             .edit_references_as([edit], Some(committer))
             .map(|_| ())
+            .map_err(|e| RefEditError {
+                message: e.to_string(),
+                locks: self.git_locks_of(&name),
+            });
+        drop(intent);
+        result
+    }
+
+    /// git's lock files that an update of the reference `name` takes and
+    /// that exist now: the ref's own, HEAD's, packed-refs'.
+    fn git_locks_of(&self, name: &str) -> Vec<std::path::PathBuf> {
+        self.git_lock_candidates(name)
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect()
+    }
+
+    /// The lock files git's reference transaction may take to update the
+    /// reference `name`.
+    fn git_lock_candidates(&self, name: &str) -> Vec<std::path::PathBuf> {
+        let common = self.repo.common_dir();
+        let mut candidates = vec![
+            common.join(format!("{name}.lock")),
+            self.repo.git_dir().join("HEAD.lock"),
+            common.join("packed-refs.lock"),
+        ];
+        // An update through HEAD locks the branch HEAD names too.
+        if let Ok(Some(branch)) = self.repo.head_name() {
+            candidates.push(common.join(format!("{}.lock", branch.as_bstr())));
+        }
+        candidates.sort();
+        candidates.dedup();
+        candidates
     }
 
     /// Names of the references under `prefix` (like `refs/clada/rejected/`).
@@ -323,6 +363,31 @@ impl Repository {
             out.push(r.name().as_bstr().to_string());
         }
         Ok(out)
+    }
+}
+
+/// A reference update that failed. When git's lock files are in the way,
+/// it names them and says how to recover: they belong to a git command
+/// that is running, or to one that was killed (git never removes those).
+#[derive(Debug)]
+pub struct RefEditError {
+    message: String,
+    locks: Vec<std::path::PathBuf>,
+}
+
+impl std::fmt::Display for RefEditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.locks.is_empty() {
+            let list: Vec<String> = self.locks.iter().map(|p| p.display().to_string()).collect();
+            write!(
+                f,
+                "; git's lock file {} exists: a git command is running, or one was killed and left it behind. If no git command is running, remove it (rm {}) and run the command again",
+                list.join(", "),
+                list.join(" ")
+            )?;
+        }
+        Ok(())
     }
 }
 

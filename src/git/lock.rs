@@ -78,6 +78,95 @@ fn holder_alive(content: &str) -> bool {
     }
 }
 
+/// The record of git lock files a reference update is about to take
+/// (`clada-ref-intent` in the git dir), removed when the update is done.
+/// A clada killed in between leaves it; the next one, breaking the dead
+/// holder's lock, removes exactly those lock files.
+pub struct RefIntent {
+    path: Option<PathBuf>,
+}
+
+/// The intent record's name in the git dir.
+const INTENT: &str = "clada-ref-intent";
+
+/// How old a recorded git lock file must be before a breaker removes it:
+/// git holds a reference lock for milliseconds, so one this old with its
+/// clada dead is that clada's.
+const INTENT_LOCK_AGE: Duration = Duration::from_secs(2);
+
+impl RefIntent {
+    /// Records `locks` (best effort: without the record a killed update's
+    /// lock files are only named, as before).
+    pub fn record(git_dir: &Path, locks: &[PathBuf]) -> RefIntent {
+        let path = git_dir.join(INTENT);
+        let text: String = locks.iter().map(|l| format!("{}\n", l.display())).collect();
+        let path = std::fs::write(&path, text).ok().map(|()| path);
+        RefIntent { path }
+    }
+}
+
+impl Drop for RefIntent {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Removes the git lock files a dead clada recorded that it was taking,
+/// once each is [`INTENT_LOCK_AGE`] old (waiting for it, at most that
+/// long); says what it removed.
+fn remove_intended_locks(git_dir: &Path) {
+    let intent = git_dir.join(INTENT);
+    let Ok(text) = std::fs::read_to_string(&intent) else {
+        return;
+    };
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let lock = PathBuf::from(line);
+        let age = |p: &Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+        };
+        let Some(current) = age(&lock) else {
+            continue;
+        };
+        if current < INTENT_LOCK_AGE {
+            std::thread::sleep(INTENT_LOCK_AGE - current);
+        }
+        if age(&lock).is_some_and(|a| a >= INTENT_LOCK_AGE) && std::fs::remove_file(&lock).is_ok() {
+            eprintln!(
+                "clada: removed {}, left by a clada command that was killed",
+                lock.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_file(intent);
+}
+
+/// Who holds clada's lock in `git_dir`, as a read-only look (`status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    /// A running process, by pid.
+    Running(String),
+    /// A process that is gone (killed): the next command that takes the
+    /// lock breaks it.
+    Gone(String),
+}
+
+/// The holder of the lock in `git_dir`, if there is a lock file.
+pub fn holder(git_dir: &Path) -> Option<Holder> {
+    let path = git_dir.join(LOCK_NAME);
+    let content = std::fs::read_to_string(&path).ok()?;
+    let pid = content.split_whitespace().next().unwrap_or("?").to_string();
+    Some(if is_stale(&path) {
+        Holder::Gone(pid)
+    } else {
+        Holder::Running(pid)
+    })
+}
+
 /// Takes the lock in `git_dir`, waiting up to `timeout`.
 pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
     let path = git_dir.join(LOCK_NAME);
@@ -147,6 +236,11 @@ fn break_stale(path: &Path) {
     {
         Ok(_) => {
             if is_stale(path) {
+                // The dead holder may have died holding one of git's lock
+                // files: those it recorded taking are its own.
+                if let Some(git_dir) = path.parent() {
+                    remove_intended_locks(git_dir);
+                }
                 let _ = std::fs::remove_file(path);
             }
             let _ = std::fs::remove_file(&breaker);
@@ -180,6 +274,49 @@ mod tests {
         assert!(matches!(err, LockError::Timeout { .. }));
         drop(first);
         assert!(acquire(dir.path(), Duration::from_millis(50)).is_ok());
+    }
+
+    #[test]
+    fn breaking_a_dead_holders_lock_removes_the_git_locks_it_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path();
+        std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+        let (head, branch, other) = (
+            git.join("HEAD.lock"),
+            git.join("refs/heads/main.lock"),
+            git.join("refs/heads/other.lock"),
+        );
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        for lock in [&head, &branch, &other] {
+            std::fs::File::create(lock)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        // A killed clada recorded HEAD's and main's locks, not other's.
+        std::mem::forget(RefIntent::record(git, &[head.clone(), branch.clone()]));
+        std::fs::write(git.join(LOCK_NAME), "0 123").unwrap();
+        let lock = acquire(git, Duration::from_secs(1)).unwrap();
+        assert!(!head.exists() && !branch.exists());
+        assert!(
+            other.exists(),
+            "a lock it did not record may be a running git's"
+        );
+        assert!(!git.join(INTENT).exists());
+        drop(lock);
+    }
+
+    #[test]
+    fn a_dead_holder_is_told_from_a_running_one() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(holder(dir.path()), None);
+        // pid 0 is never a process that can hold it.
+        std::fs::write(dir.path().join(LOCK_NAME), "0 123").unwrap();
+        assert_eq!(holder(dir.path()), Some(Holder::Gone("0".into())));
+        let lock = acquire(dir.path(), Duration::from_secs(1)).unwrap();
+        let me = std::process::id().to_string();
+        assert_eq!(holder(dir.path()), Some(Holder::Running(me)));
+        drop(lock);
     }
 
     #[test]

@@ -21,12 +21,15 @@
 //! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
 pub mod commit;
+mod convert;
 mod dirty;
 pub mod history;
 pub mod hooks;
+mod ignored;
 pub mod inbox;
 mod index_file;
 pub mod lock;
+pub mod paths;
 pub mod quarantine;
 pub mod scratch;
 pub mod snapshot;
@@ -69,6 +72,16 @@ pub enum Head {
         commit: Option<ObjectId>,
     },
     Detached(ObjectId),
+}
+
+impl Head {
+    /// The commit HEAD points at (`None`: an unborn branch).
+    pub fn commit(&self) -> Option<ObjectId> {
+        match self {
+            Head::Branch { commit, .. } => *commit,
+            Head::Detached(id) => Some(*id),
+        }
+    }
 }
 
 /// An open repository.

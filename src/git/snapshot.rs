@@ -10,6 +10,7 @@
 //! is in neither tree; the snapshot then also gives the index's tree, which
 //! the apply records as a second parent of `pre`, as `git stash` does.
 
+use crate::quote::quoted;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -63,7 +64,58 @@ pub(super) struct Dirty {
     pub staged: BTreeMap<String, Staged>,
 }
 
+/// The pid in the name of one of clada's temporary files in the working
+/// tree (`<dir>/.clada-<pid>-<n>.tmp`, or `.lnk` for a link, written
+/// beside a file and renamed over it), if `path` names one.
+pub(crate) fn own_temp_file(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    let rest = name.strip_prefix(".clada-")?;
+    let rest = rest
+        .strip_suffix(".tmp")
+        .or_else(|| rest.strip_suffix(".lnk"))?;
+    let (pid, n) = rest.split_once('-')?;
+    (n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty()).then_some(())?;
+    pid.parse().ok()
+}
+
 impl Repository {
+    /// Removes the temporary files a killed clada left beside `paths` (in
+    /// their directories) in the working tree: those whose pid is not
+    /// this process's. Called under clada's lock, while recovering an
+    /// update that `paths` were part of: no other clada writes there.
+    pub fn remove_stale_temp_files<'p>(&self, paths: impl Iterator<Item = &'p str>) -> Vec<String> {
+        let Some(workdir) = self.workdir() else {
+            return Vec::new();
+        };
+        let dirs: BTreeSet<&str> = paths
+            .map(|p| p.rsplit_once('/').map_or("", |(dir, _)| dir))
+            .collect();
+        let mut removed = Vec::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(workdir.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours = own_temp_file(&name).is_some_and(|pid| pid == std::process::id());
+                if own_temp_file(&name).is_some()
+                    && !ours
+                    && entry
+                        .file_type()
+                        .is_ok_and(|t| t.is_file() || t.is_symlink())
+                    && std::fs::remove_file(entry.path()).is_ok()
+                {
+                    removed.push(if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+            }
+        }
+        removed
+    }
+
     /// Paths where the working tree or index differ from `head_tree`.
     /// With `index_is_head`, the caller knows the index holds exactly
     /// `head_tree` (clada's own scratch tree) and only the working tree is
@@ -73,6 +125,15 @@ impl Repository {
         head_tree: ObjectId,
         index_is_head: bool,
     ) -> Result<Dirty, GitError> {
+        let mut dirty = self.all_dirty_paths(head_tree, index_is_head)?;
+        // clada's own temporary files (a killed update leaves them) are
+        // never the user's work: never snapshot, never in the way.
+        dirty.paths.retain(|p| own_temp_file(p).is_none());
+        Ok(dirty)
+    }
+
+    /// [`Repository::dirty_paths`] with clada's temporary files.
+    fn all_dirty_paths(&self, head_tree: ObjectId, index_is_head: bool) -> Result<Dirty, GitError> {
         use gix::status::{Item, UntrackedFiles, tree_index::TrackRenames};
         let fail = |e: gix::Error| GitError::op("compute the status", e);
         // An earlier read must not stand for this one if this one fails.
@@ -348,31 +409,6 @@ impl Repository {
     }
 }
 
-/// `path` as git quotes a name that is not plain (`core.quotePath`): in
-/// double quotes, with `"` and `\` escaped, C's letter escapes for the
-/// control characters that have one, and every other byte that is not
-/// printable ASCII as a backslash and three octal digits.
-fn quoted(path: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for &b in path {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(char::from(b)),
-            _ => out.push_str(&format!("\\{b:03o}")),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Records a staged change (HEAD's tree to the index).
 fn note_staged(dirty: &mut Dirty, change: &gix::diff::index::ChangeRef<'_, '_>) {
     use gix::diff::index::ChangeRef;
@@ -426,16 +462,4 @@ fn note_worktree_item(dirty: &mut Dirty, item: &gix::status::index_worktree::Ite
 }
 
 #[cfg(test)]
-mod tests {
-    /// Names are quoted as git quotes them in `git status` (with
-    /// `core.quotePath`).
-    #[test]
-    fn quoted_names_read_as_git_prints_them() {
-        assert_eq!(super::quoted(b"caf\xe9.txt"), r#""caf\351.txt""#);
-        assert_eq!(super::quoted("é".as_bytes()), r#""\303\251""#);
-        assert_eq!(
-            super::quoted(b"a \"b\"\\c\td\n\x01\x07"),
-            r#""a \"b\"\\c\td\n\001\a""#
-        );
-    }
-}
+mod tests {}

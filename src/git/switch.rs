@@ -592,7 +592,7 @@ impl Repository {
             return Ok(());
         }
         let hash = self.repo.object_hash();
-        let (mut lock, mut index) = self.lock_and_read_index()?;
+        let (mut lock, mut index, _intent) = self.lock_and_read_index()?;
         let mut replace: BTreeMap<&str, Option<Entry>> = BTreeMap::new();
         for m in moves {
             let current = index
@@ -681,10 +681,19 @@ impl Repository {
             self.clear_switch()?;
             return Ok(None);
         }
-        let report = self.run_switch(&switch);
-        // Never wedge every later command on a switch that cannot finish.
+        let paths = switch
+            .disk
+            .iter()
+            .chain(&switch.index)
+            .map(|m| m.path.as_str());
+        self.remove_stale_temp_files(paths);
+        // The journal stays until the switch has really finished: dropped
+        // after a failure (git's index.lock held, say), the index would
+        // keep the undone apply's content while HEAD and the working tree
+        // hold the base, and a later `git commit` would bring it back.
+        let report = self.run_switch(&switch)?;
         self.clear_switch()?;
-        report.map(Some)
+        Ok(Some(report))
     }
 }
 

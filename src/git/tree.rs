@@ -6,12 +6,12 @@
 //! tree with gix's tree editor. Nothing touches a working directory, and
 //! the cost follows the number of files edited, not the repository's size.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use crate::apply::files::{FileData, Files, FilesError};
+use crate::apply::files::{Entry, FileData, Files, FilesError};
 use crate::plan::RepoPath;
 
 use super::GitError;
@@ -22,7 +22,12 @@ pub struct TreeFiles<'r> {
     base: ObjectId,
     /// The base tree, read once: every lookup starts from it.
     base_tree: gix::Tree<'r>,
-    changes: BTreeMap<String, FileData>,
+    /// Files written (`Some`) or removed (`None`) since the base.
+    changes: BTreeMap<String, Option<FileData>>,
+    /// Directories made by mkdir that hold nothing yet: a tree cannot hold
+    /// them, so they live here until a file is written into them (and are
+    /// made in the scratch tree for commands).
+    dirs: BTreeSet<String>,
     /// The working tree the base was taken from: a path missing from the
     /// base but present there is ignored by git, and is never written.
     workdir: Option<std::path::PathBuf>,
@@ -47,6 +52,7 @@ impl<'r> TreeFiles<'r> {
             base,
             base_tree,
             changes: BTreeMap::new(),
+            dirs: BTreeSet::new(),
             workdir: repo.workdir().map(std::path::Path::to_path_buf),
         })
     }
@@ -93,11 +99,16 @@ impl<'r> TreeFiles<'r> {
         while let Some(slash) = full[end..].find('/') {
             end += slash;
             let parent = &full[..end];
-            if self.changes.contains_key(parent) {
-                return Err(FilesError::ParentIsFile {
-                    path: full.to_string(),
-                    parent: parent.to_string(),
-                });
+            match self.changes.get(parent) {
+                Some(Some(_)) => {
+                    return Err(FilesError::ParentIsFile {
+                        path: full.to_string(),
+                        parent: parent.to_string(),
+                    });
+                }
+                // Removed: nothing deeper exists in the base either.
+                Some(None) => return Ok(()),
+                None => {}
             }
             match self.lookup(parent)? {
                 Found::File(..) => {
@@ -126,13 +137,125 @@ impl<'r> TreeFiles<'r> {
         Ok(())
     }
 
-    /// Whether some pending file lies under `path` (making it a directory).
+    /// Whether some written file or made directory lies under `path`
+    /// (making it a directory).
     fn has_pending_children(&self, path: &str) -> bool {
         let prefix = format!("{path}/");
         self.changes
             .range(prefix.clone()..)
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(&prefix))
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .any(|(_, v)| v.is_some())
+            || self.dirs.contains(path)
+            || self
+                .dirs
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|d| d.starts_with(&prefix))
+    }
+
+    /// What `path` is in the state (base, then changes), parents checked.
+    fn found(&self, path: &str) -> Result<Found, FilesError> {
+        match self.changes.get(path) {
+            // Its content is in `changes`: callers read it from there, so
+            // the id is never looked up.
+            Some(Some(data)) => {
+                return Ok(Found::File(
+                    ObjectId::null(gix::hash::Kind::Sha1),
+                    data.executable,
+                ));
+            }
+            Some(None) => {
+                return Ok(if self.has_pending_children(path) {
+                    Found::Directory
+                } else {
+                    Found::Nothing
+                });
+            }
+            None => {}
+        }
+        Ok(match self.lookup(path)? {
+            Found::Directory if self.dir_is_gone(path)? => {
+                if self.has_pending_children(path) {
+                    Found::Directory
+                } else {
+                    Found::Nothing
+                }
+            }
+            Found::Nothing if self.has_pending_children(path) => Found::Directory,
+            other => other,
+        })
+    }
+
+    /// Whether every entry the base has under the directory `path` was
+    /// removed (then the directory is gone, as git has no empty trees).
+    fn dir_is_gone(&self, path: &str) -> Result<bool, FilesError> {
+        let prefix = format!("{path}/");
+        let removed = self
+            .changes
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .any(|(_, v)| v.is_none());
+        if !removed {
+            return Ok(false);
+        }
+        Ok(self
+            .base_entries(path)?
+            .iter()
+            .filter(|(_, e)| *e != Entry::Dir)
+            .all(|(p, _)| matches!(self.changes.get(p), Some(None))))
+    }
+
+    /// Every entry of the base tree below the directory `dir` ("" for the
+    /// root), as full paths.
+    fn base_entries(&self, dir: &str) -> Result<Vec<(String, Entry)>, FilesError> {
+        let tree = if dir.is_empty() {
+            self.base_tree.clone()
+        } else {
+            match self
+                .base_tree
+                .lookup_entry_by_path(dir)
+                .map_err(Self::store)?
+            {
+                Some(e) if e.mode().is_tree() => {
+                    self.repo.find_tree(e.object_id()).map_err(Self::store)?
+                }
+                _ => return Ok(Vec::new()),
+            }
+        };
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        tree.traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(Self::store)?;
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        Ok(recorder
+            .records
+            .into_iter()
+            .map(|r| {
+                let entry = match r.mode.kind() {
+                    EntryKind::Tree => Entry::Dir,
+                    EntryKind::Link => Entry::Link,
+                    EntryKind::Commit => Entry::Other,
+                    EntryKind::Blob | EntryKind::BlobExecutable => Entry::File,
+                };
+                (format!("{prefix}{}", r.filepath), entry)
+            })
+            .collect())
+    }
+
+    /// Takes `path` out of the state, whatever it is (no checks: for a
+    /// snapshot's own paths, not a reply's).
+    pub fn forget(&mut self, path: &str) {
+        self.changes.insert(path.to_string(), None);
+    }
+
+    /// Directories made by mkdir that are still empty in the state: the
+    /// scratch tree makes them for commands.
+    pub fn empty_dirs(&self) -> impl Iterator<Item = &str> {
+        self.dirs.iter().map(String::as_str)
     }
 
     /// Writes the blobs of the files written so far and the tree of the
@@ -141,11 +264,19 @@ impl<'r> TreeFiles<'r> {
         if self.changes.is_empty() {
             return Ok(self.base);
         }
+
         let mut editor = self
             .repo
             .edit_tree(self.base)
             .map_err(|e| GitError::op("edit the tree", e))?;
         for (path, data) in &self.changes {
+            let Some(data) = data else {
+                // A path never in the base is no error to remove.
+                editor
+                    .remove(path.as_str())
+                    .map_err(|e| GitError::op("edit the tree", e))?;
+                continue;
+            };
             let id = self
                 .repo
                 .write_blob(&data.bytes)
@@ -175,6 +306,7 @@ impl<'r> TreeFiles<'r> {
             .map_err(|e| GitError::op("read the tree", e))?;
         self.base = tree;
         self.changes.clear();
+        self.dirs.clear();
         Ok(())
     }
 }
@@ -269,19 +401,20 @@ pub struct Changed {
 }
 
 impl Files for TreeFiles<'_> {
-    type Checkpoint = (ObjectId, BTreeMap<String, FileData>);
+    type Checkpoint = (
+        ObjectId,
+        BTreeMap<String, Option<FileData>>,
+        BTreeSet<String>,
+    );
 
     fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
-        if let Some(data) = self.changes.get(path.as_str()) {
-            return Ok(Some(data.clone()));
+        match self.changes.get(path.as_str()) {
+            Some(Some(data)) => return Ok(Some(data.clone())),
+            Some(None) if !self.has_pending_children(path.as_str()) => return Ok(None),
+            _ => {}
         }
         self.check_parents(path)?;
-        match self.lookup(path.as_str())? {
-            Found::Nothing if self.has_pending_children(path.as_str()) => {
-                Err(FilesError::IsDirectory {
-                    path: path.to_string(),
-                })
-            }
+        match self.found(path.as_str())? {
             Found::Nothing => {
                 self.check_not_ignored(path)?;
                 Ok(None)
@@ -307,9 +440,9 @@ impl Files for TreeFiles<'_> {
     }
 
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {
-        if !self.changes.contains_key(path.as_str()) {
+        if !matches!(self.changes.get(path.as_str()), Some(Some(_))) {
             self.check_parents(path)?;
-            match self.lookup(path.as_str())? {
+            match self.found(path.as_str())? {
                 Found::Directory => {
                     return Err(FilesError::IsDirectory {
                         path: path.to_string(),
@@ -320,37 +453,142 @@ impl Files for TreeFiles<'_> {
                         path: path.to_string(),
                     });
                 }
-                Found::Nothing if self.has_pending_children(path.as_str()) => {
-                    return Err(FilesError::IsDirectory {
-                        path: path.to_string(),
-                    });
-                }
                 Found::Submodule => {
                     return Err(FilesError::Submodule {
                         path: path.to_string(),
                         submodule: path.to_string(),
                     });
                 }
-                Found::Nothing => self.check_not_ignored(path)?,
-                Found::File(..) => {}
+                Found::Nothing if !self.changes.contains_key(path.as_str()) => {
+                    self.check_not_ignored(path)?;
+                }
+                Found::Nothing | Found::File(..) => {}
             }
         }
-        self.changes.insert(path.to_string(), data);
+        // The directories above it now hold a file.
+        let mut parent = path.as_str();
+        while let Some(slash) = parent.rfind('/') {
+            parent = &parent[..slash];
+            self.dirs.remove(parent);
+        }
+        self.changes.insert(path.to_string(), Some(data));
         Ok(())
     }
 
+    fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
+        if path.as_str().is_empty() {
+            return Ok(Some(Entry::Dir));
+        }
+        self.check_parents(path)?;
+        Ok(match self.found(path.as_str())? {
+            Found::Nothing => None,
+            Found::File(..) => Some(Entry::File),
+            Found::Directory => Some(Entry::Dir),
+            Found::Link => Some(Entry::Link),
+            Found::Submodule => Some(Entry::Other),
+        })
+    }
+
+    fn remove(&mut self, path: &RepoPath) -> Result<(), FilesError> {
+        match self.entry(path)? {
+            Some(Entry::File | Entry::Link) => {
+                self.changes.insert(path.to_string(), None);
+                Ok(())
+            }
+            Some(Entry::Dir) => {
+                // Only an empty one: what mkdir made.
+                self.dirs.remove(path.as_str());
+                Ok(())
+            }
+            Some(Entry::Other) => Err(FilesError::Submodule {
+                path: path.to_string(),
+                submodule: path.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn list(&self, dir: &RepoPath) -> Result<Vec<(String, Entry)>, FilesError> {
+        let dir = dir.as_str();
+        if !dir.is_empty() && self.entry(&RepoPath::from_checked(dir))? != Some(Entry::Dir) {
+            return Ok(Vec::new());
+        }
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut all: BTreeMap<String, Entry> = BTreeMap::new();
+        for (path, entry) in self.base_entries(dir)? {
+            if entry != Entry::Dir {
+                all.insert(path, entry);
+            }
+        }
+        for (path, data) in self.changes.range(prefix.clone()..) {
+            if !path.starts_with(&prefix) {
+                break;
+            }
+            match data {
+                Some(_) => all.insert(path.clone(), Entry::File),
+                None => all.remove(path),
+            };
+        }
+        // Directories are what holds a listed file or an empty directory
+        // mkdir made, and those empty ones.
+        let empty: Vec<&String> = self
+            .dirs
+            .iter()
+            .filter(|d| d.starts_with(&prefix))
+            .collect();
+        let mut dirs: BTreeSet<String> = empty.iter().map(|d| (*d).clone()).collect();
+        for path in all.keys().chain(empty) {
+            let mut parent = path.as_str();
+            while let Some(slash) = parent.rfind('/') {
+                parent = &parent[..slash];
+                if parent.len() < prefix.len() || !dirs.insert(parent.to_string()) {
+                    break;
+                }
+            }
+        }
+        all.extend(dirs.into_iter().map(|d| (d, Entry::Dir)));
+        Ok(all.into_iter().collect())
+    }
+
+    fn mkdir(&mut self, path: &RepoPath) -> Result<bool, FilesError> {
+        self.check_parents(path)?;
+        match self.found(path.as_str())? {
+            Found::Directory => Ok(false),
+            Found::Nothing => {
+                self.check_not_ignored(path)?;
+                self.dirs.insert(path.to_string());
+                Ok(true)
+            }
+            Found::File(..) => Err(FilesError::NotADirectory {
+                path: path.to_string(),
+            }),
+            Found::Link => Err(FilesError::Symlink {
+                path: path.to_string(),
+            }),
+            Found::Submodule => Err(FilesError::Submodule {
+                path: path.to_string(),
+                submodule: path.to_string(),
+            }),
+        }
+    }
+
     fn checkpoint(&mut self) -> Self::Checkpoint {
-        (self.base, self.changes.clone())
+        (self.base, self.changes.clone(), self.dirs.clone())
     }
 
     fn keep(&mut self, _: Self::Checkpoint) {}
 
-    fn rollback(&mut self, (base, changes): Self::Checkpoint) -> Result<(), FilesError> {
+    fn rollback(&mut self, (base, changes, dirs): Self::Checkpoint) -> Result<(), FilesError> {
         // A RUN in the block may have moved the base: go back to the old one.
         if base != self.base {
             self.rebase(base).map_err(Self::store)?;
         }
         self.changes = changes;
+        self.dirs = dirs;
         Ok(())
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use crate::apply::files::{FileData, Files, FilesError, Workspace};
+use crate::apply::files::{Entry, FileData, Files, FilesError, Workspace};
 use crate::plan::RepoPath;
 
 use super::Repository;
@@ -74,6 +74,22 @@ impl Files for GitWorkspace<'_> {
         self.files.write(path, data)
     }
 
+    fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
+        self.files.entry(path)
+    }
+
+    fn remove(&mut self, path: &RepoPath) -> Result<(), FilesError> {
+        self.files.remove(path)
+    }
+
+    fn list(&self, dir: &RepoPath) -> Result<Vec<(String, Entry)>, FilesError> {
+        self.files.list(dir)
+    }
+
+    fn mkdir(&mut self, path: &RepoPath) -> Result<bool, FilesError> {
+        self.files.mkdir(path)
+    }
+
     fn checkpoint(&mut self) -> Self::Checkpoint {
         self.files.checkpoint()
     }
@@ -96,6 +112,18 @@ impl Workspace for GitWorkspace<'_> {
         let scratch = self.scratch.as_ref().expect("opened above");
         let head = self.head.as_ref().map(|id| *id).map_err(String::as_str);
         scratch.sync(tree, head).map_err(Self::store)?;
+        // A tree holds no empty directory: make the ones mkdir made, so
+        // that a command sees them (never through a link).
+        for dir in self.files.empty_dirs() {
+            if crate::run::policy::linked_component(scratch.dir(), dir, false).is_none() {
+                std::fs::create_dir_all(scratch.dir().join(dir)).map_err(|e| {
+                    FilesError::Denied {
+                        path: dir.to_string(),
+                        message: e.to_string(),
+                    }
+                })?;
+            }
+        }
         self.files.rebase(tree).map_err(Self::store)?;
         Ok(scratch.dir().to_path_buf())
     }

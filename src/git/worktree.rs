@@ -25,6 +25,10 @@ use crate::fsmode::set_executable;
 /// The journal of an update in progress.
 const JOURNAL: &str = "clada-worktree-update";
 
+/// Files an update could not write (a read-only directory, say): their
+/// stale content on disk must never be taken for the user's edit.
+const UNWRITTEN: &str = "clada-unwritten";
+
 /// What the update did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorktreeUpdate {
@@ -32,6 +36,10 @@ pub struct WorktreeUpdate {
     pub written: Vec<String>,
     /// Files left as they are, with why.
     pub kept: Vec<(String, String)>,
+    /// Files that could not be written, with the error: their disk content
+    /// is stale (recorded in the git dir; never taken for the user's edit,
+    /// written again by the next command once the cause is fixed).
+    pub failed: Vec<(String, String)>,
 }
 
 /// The final state of one path in the new commit.
@@ -165,6 +173,119 @@ impl Repository {
         }
     }
 
+    fn unwritten_path(&self) -> PathBuf {
+        self.git_dir().join(UNWRITTEN)
+    }
+
+    /// Adds `changes` to the record of files an update could not write.
+    fn record_unwritten(&self, commit: ObjectId, changes: Vec<Changed>) -> Result<(), GitError> {
+        let mut all = self.unwritten()?;
+        all.retain(|old| !changes.iter().any(|c| c.path == old.path));
+        all.extend(changes);
+        self.save_unwritten(commit, &all)
+    }
+
+    fn unwritten(&self) -> Result<Vec<Changed>, GitError> {
+        match std::fs::read_to_string(self.unwritten_path()) {
+            Ok(text) => Ok(Plan::decode(&text).map(|p| p.changed).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(GitError::op("read the record of unwritten files", e)),
+        }
+    }
+
+    fn save_unwritten(&self, commit: ObjectId, changes: &[Changed]) -> Result<(), GitError> {
+        let path = self.unwritten_path();
+        if changes.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(GitError::op("remove the record of unwritten files", e))
+                }
+                _ => Ok(()),
+            };
+        }
+        let plan = Plan {
+            commit,
+            snapshot: Vec::new(),
+            changed: changes.to_vec(),
+        };
+        let tmp = path.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(plan.encode().as_bytes())?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| GitError::op("write the record of unwritten files", e))
+    }
+
+    /// Writes again the files an earlier update could not write, where
+    /// HEAD still holds that version and the disk still the stale one.
+    /// Returns the paths written and those still stale (to be left out of
+    /// a snapshot: their content is not the user's). A file the user
+    /// changed since, or that HEAD no longer holds, is forgotten.
+    pub fn retry_unwritten(&self) -> Result<(Vec<String>, Vec<String>), GitError> {
+        let changes = self.unwritten()?;
+        if changes.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let Some(workdir) = self.workdir().map(Path::to_path_buf) else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let head = self.tree_of(self.head()?.commit())?;
+        let mut conv = super::convert::Convert::new(self);
+        let (mut written, mut stale, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+        for c in changes {
+            if self.entry_in_tree(head, &c.path)? != c.after {
+                continue;
+            }
+            let again = if crate::fault::fails("worktree-write", &c.path) {
+                Err(GitError::op(
+                    format!("write {}", c.path),
+                    "injected failure",
+                ))
+            } else {
+                self.write_file(&workdir, &c, false, Some(&mut conv))
+            };
+            match again {
+                Ok(None) => written.push(c.path.clone()),
+                // The user changed it since: theirs now.
+                Ok(Some(_)) => {}
+                Err(_) => {
+                    stale.push(c.path.clone());
+                    keep.push(c);
+                }
+            }
+        }
+        let commit = self
+            .head()?
+            .commit()
+            .unwrap_or_else(|| ObjectId::null(self.repo.object_hash()));
+        self.save_unwritten(commit, &keep)?;
+        Ok((written, stale))
+    }
+
+    /// The entry of `tree` at `path` (a file or link), if any.
+    fn entry_in_tree(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, EntryKind)>, GitError> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read the tree", e))?;
+        Ok(entry.and_then(|e| {
+            let kind = e.mode().kind();
+            matches!(
+                kind,
+                EntryKind::Blob | EntryKind::BlobExecutable | EntryKind::Link
+            )
+            .then(|| (e.object_id(), kind))
+        }))
+    }
+
     /// Records `plan` so that a crash during [`Repository::update_worktree`]
     /// can be finished later.
     pub fn record_update(&self, plan: &Plan) -> Result<(), GitError> {
@@ -200,6 +321,10 @@ impl Repository {
             .to_path_buf();
         let hash = self.repo.object_hash();
         let mut report = WorktreeUpdate::default();
+        let mut unwritten = Vec::new();
+        // clada's scratch tree (force) holds blobs as they are; the user's
+        // gets what git's checkout would write there.
+        let mut conv = (!force).then(|| super::convert::Convert::new(self));
         let mut finals: std::collections::BTreeMap<String, Final> = plan
             .snapshot
             .iter()
@@ -220,13 +345,21 @@ impl Repository {
                 clear_the_way(&workdir, c)
                     .map_err(|e| GitError::op(format!("make room for {}", c.path), e))?;
             }
-            match self.write_file(&workdir, c, force) {
+            let written = if crate::fault::fails("worktree-write", &c.path) {
+                Err(GitError::op(
+                    format!("write {}", c.path),
+                    "injected failure",
+                ))
+            } else {
+                self.write_file(&workdir, c, force, conv.as_mut())
+            };
+            match written {
                 Ok(None) => report.written.push(c.path.clone()),
                 Ok(Some(reason)) => report.kept.push((c.path.clone(), reason)),
-                Err(e) => report.kept.push((
-                    c.path.clone(),
-                    format!("could not be written ({e}); the applied version is in the commit"),
-                )),
+                Err(e) => {
+                    report.failed.push((c.path.clone(), e.to_string()));
+                    unwritten.push(c.clone());
+                }
             }
             crate::fault::point("worktree-file");
         }
@@ -235,7 +368,7 @@ impl Repository {
         // the index is read and rewritten, so a crash while writing files
         // leaves no index.lock behind. Lock first, then read: no other
         // writer can slip in between.
-        let (mut lock, mut index) = self.lock_and_read_index()?;
+        let (mut lock, mut index, _intent) = self.lock_and_read_index()?;
 
         // Entries that stay are updated in place; only paths that come or
         // go (or had conflict stages) change the entries' order.
@@ -254,7 +387,14 @@ impl Repository {
                 EntryKind::Link => gix::index::entry::Mode::SYMLINK,
                 _ => gix::index::entry::Mode::FILE,
             };
-            let stat = disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default();
+            // A converted file's bytes are not the blob's: git looks at
+            // its content (a zero stat) and finds it clean.
+            let converted = conv.as_ref().is_some_and(|c| c.applies(&workdir, path));
+            let stat = if converted {
+                Default::default()
+            } else {
+                disk_stat_if_matches(&workdir.join(path), *id, hash).unwrap_or_default()
+            };
             match at {
                 Some(r) if r.len() == 1 && index.entries()[r.start].stage_raw() == 0 => {
                     let entry = &mut index.entries_mut()[r.start];
@@ -297,6 +437,9 @@ impl Repository {
         lock.commit()
             .map_err(|e| GitError::op("write the index", e.error))?;
         crate::fault::point("index-written");
+        if !force && !unwritten.is_empty() {
+            self.record_unwritten(plan.commit, unwritten)?;
+        }
         Ok(report)
     }
 
@@ -308,6 +451,7 @@ impl Repository {
         workdir: &Path,
         c: &Changed,
         force: bool,
+        mut conv: Option<&mut super::convert::Convert<'_>>,
     ) -> Result<Option<String>, GitError> {
         let hash = self.repo.object_hash();
         let full = workdir.join(&c.path);
@@ -334,7 +478,11 @@ impl Repository {
                 _ => {}
             }
         }
-        let now = match disk_entry(&full, hash)? {
+        let on_disk = match conv.as_deref_mut() {
+            Some(conv) => disk_entry_converted(workdir, &c.path, &full, conv)?,
+            None => disk_entry(&full, hash)?,
+        };
+        let now = match on_disk {
             Disk::Other => {
                 return Ok(Some(
                     "is no longer a regular file on disk; the applied version is in the commit"
@@ -366,7 +514,12 @@ impl Repository {
             remove_empty_parents(workdir, &full);
             return Ok(None);
         };
-        let bytes = self.blob(after)?;
+        let mut bytes = self.blob(after)?;
+        if kind != EntryKind::Link
+            && let Some(conv) = conv
+        {
+            bytes = conv.for_worktree(workdir, &c.path, bytes)?;
+        }
         if let Some(parent) = full.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| GitError::op(format!("create the directory of {}", c.path), e))?;
@@ -461,6 +614,20 @@ fn disk_entry(full: &Path, hash: gix::hash::Kind) -> Result<Disk, GitError> {
     Ok(Disk::Entry(id, is_link))
 }
 
+/// [`disk_entry`], a regular file's content hashed as `git add` would
+/// store it (through git's filters, where any apply).
+fn disk_entry_converted(
+    workdir: &Path,
+    path: &str,
+    full: &Path,
+    conv: &mut super::convert::Convert<'_>,
+) -> Result<Disk, GitError> {
+    match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => Ok(Disk::Entry(conv.hash_file(workdir, path, full)?, false)),
+        _ => disk_entry(full, conv.object_hash()),
+    }
+}
+
 /// Removes the directories above `file` that its deletion left empty, up
 /// to (not including) `workdir`, as git does.
 fn remove_empty_parents(workdir: &Path, file: &Path) {
@@ -478,10 +645,18 @@ impl Repository {
     /// other writer can slip in between; gix itself reads unlocked), or
     /// takes the status's earlier read when the file is still that one.
     /// Like git, the checksum is not verified on read.
+    /// Takes git's `index.lock` and reads the index. The third value
+    /// records, until it is dropped (after the lock is committed), that
+    /// clada holds `index.lock`: a clada killed meanwhile leaves a record
+    /// that lets the next one remove the lock (`lock::RefIntent`).
     pub(super) fn lock_and_read_index(
         &self,
-    ) -> Result<(gix::lock::File, gix::index::File), GitError> {
+    ) -> Result<(gix::lock::File, gix::index::File, super::lock::RefIntent), GitError> {
         let index_path = self.repo.index_path();
+        let intent = super::lock::RefIntent::record(
+            self.repo.git_dir(),
+            &[index_path.with_extension("lock")],
+        );
         let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
@@ -496,10 +671,10 @@ impl Repository {
         if let Some(read) = earlier
             && stamp == Some(read.stamp)
         {
-            return Ok((lock, read.file));
+            return Ok((lock, read.file, intent));
         }
         let index = self.read_index_file()?;
-        Ok((lock, index))
+        Ok((lock, index, intent))
     }
 
     /// Reads the index without verifying its checksum, as git does.

@@ -4,32 +4,54 @@
 use std::fmt::Write as _;
 
 use super::TaskReport;
+use crate::csl::OpKind;
 
 /// The line(s) of one task, its block's operations first.
 pub fn task_lines(task: &TaskReport) -> String {
-    lines(task, false)
+    lines(task, Output::Read)
+}
+
+/// [`task_lines`] without any output: what a commit message records.
+pub fn task_lines_without_output(task: &TaskReport) -> String {
+    lines(task, Output::None)
 }
 
 /// [`task_lines`], each RUN's output first as `[task-N:exec] line`: what
-/// a stream would have shown, for `--output-mode buffer`.
+/// a stream would have shown, for `--output-mode buffer`. A READ's output
+/// (`[task-N:read] line`) is in both.
 pub fn task_lines_with_output(task: &TaskReport) -> String {
-    lines(task, true)
+    lines(task, Output::All)
 }
 
-fn lines(task: &TaskReport, with_output: bool) -> String {
+/// Which output a task's lines include.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    None,
+    /// A READ's (a RUN's was streamed as it ran).
+    Read,
+    All,
+}
+
+fn lines(task: &TaskReport, output: Output) -> String {
     let mut out = String::new();
     for child in &task.operations {
-        out.push_str(&lines(child, with_output));
+        out.push_str(&lines(child, output));
     }
-    if with_output && let Some(output) = &task.output {
+    let label = match (task.op, output) {
+        (_, Output::None) => None,
+        (OpKind::Read, _) => Some("read"),
+        (_, Output::All) => Some("exec"),
+        _ => None,
+    };
+    if let (Some(label), Some(output)) = (label, &task.output) {
         for line in output.lines() {
-            let _ = writeln!(out, "[task-{}:exec] {line}", task.task);
+            let _ = writeln!(out, "[task-{}:{label}] {line}", task.task);
         }
     }
     let target = task
         .target
         .as_deref()
-        .map(|t| format!(" {t}"))
+        .map(|t| format!(" {}", crate::quote::visible(t)))
         .unwrap_or_default();
     let _ = writeln!(
         out,

@@ -203,18 +203,79 @@ fn writes_despite_its_name(name: &str, args: &[String]) -> bool {
         "find" => args.iter().any(|a| FIND_ACTIONS.contains(&a.as_str())),
         "tree" => short_has("oHR") || long_has("--o") || long_has("--fromfile"),
         "file" => short_has("C") || long_has("--comp"),
-        // Only `xxd [options] FILE`: a word after the file is an output
-        // file even when it starts with `-`.
-        "xxd" => {
-            short_has("r")
-                || long_has("-rev")
-                || args
-                    .iter()
-                    .position(|a| !a.starts_with('-'))
-                    .is_some_and(|first| first + 1 < args.len())
-        }
+        "xxd" => xxd_writes(args),
         _ => false,
     }
+}
+
+/// Whether `xxd ARGS` may write: options read as xxd reads them, and
+/// anything but `xxd [known options] [INFILE]` counts. xxd takes a value
+/// after `-c -g -l -o -s -n -R` or glued to the letter (`-l4`, `-s+16`),
+/// a second file name is its output file (even `xxd - FILE`, whose input
+/// `-` is standard input), and `-r` writes binary: so an unknown option, a
+/// second file or `-r` in any spelling needs approval.
+fn xxd_writes(args: &[String]) -> bool {
+    const FLAGS: &[&str] = &[
+        "-a",
+        "-autoskip",
+        "-b",
+        "-bits",
+        "-C",
+        "-capitalize",
+        "-d",
+        "-E",
+        "-EBCDIC",
+        "-e",
+        "-h",
+        "-help",
+        "-i",
+        "-include",
+        "-p",
+        "-ps",
+        "-postscript",
+        "-plain",
+        "-u",
+        "-v",
+        "-version",
+    ];
+    const VALUED: &[&str] = &[
+        "-c",
+        "-cols",
+        "-g",
+        "-groupsize",
+        "-l",
+        "-len",
+        "-o",
+        "-s",
+        "-seek",
+        "-n",
+        "-name",
+        "-R",
+    ];
+    // Glued values are numbers (xxd reads them with strtol: a sign, hex).
+    const GLUED: &[&str] = &["-c", "-g", "-l", "-o", "-s"];
+    let number = |v: &str| {
+        let v = v.trim_start_matches(['+', '-']);
+        !v.is_empty()
+            && v.chars()
+                .all(|c| c.is_ascii_hexdigit() || c == 'x' || c == 'X')
+    };
+    let mut files = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "-" || !a.starts_with('-') {
+            files += 1;
+        } else if VALUED.contains(&a) {
+            i += 1;
+        } else if !FLAGS.contains(&a)
+            && !GLUED.iter().any(|g| a.strip_prefix(g).is_some_and(number))
+        {
+            return true;
+        }
+        i += 1;
+    }
+    files > 1
 }
 
 fn judge_git(args: &[String]) -> Verdict {
@@ -331,7 +392,86 @@ fn judge_paths(name: &str, args: &[String], place: Place<'_>) -> Verdict {
             );
         }
     }
+    // `cp`/`mv` into a directory write DIR/NAME for each source (and, with
+    // `cp -r`, every path below it): check the paths actually written, not
+    // only the words (DIR/NAME may be a committed link to outside).
+    if matches!(name, "cp" | "mv")
+        && let [sources @ .., dest] = paths.as_slice()
+        && !sources.is_empty()
+    {
+        let in_dir = |p: &str| {
+            if place.dir.is_empty() {
+                p.to_string()
+            } else {
+                format!("{}/{p}", place.dir)
+            }
+        };
+        let dest_path = repo_path(&in_dir(dest)).map(|p| p.as_str().to_string());
+        let dest_is_dir = dest_path
+            .as_ref()
+            .is_ok_and(|d| place.root.join(d).is_dir());
+        if let (Ok(dest_path), true) = (dest_path, dest_is_dir) {
+            for source in sources {
+                let Some(base) = source.trim_end_matches('/').rsplit('/').next() else {
+                    continue;
+                };
+                let written = if dest_path.is_empty() {
+                    base.to_string()
+                } else {
+                    format!("{dest_path}/{base}")
+                };
+                if let Some(link) = written_through_link(place.root, &in_dir(source), &written) {
+                    return refuse(
+                        source,
+                        &format!(
+                            "it would be written as {written}, and {link} is a symbolic link; a command may not write through one"
+                        ),
+                    );
+                }
+            }
+        }
+    }
     Verdict::Allowed
+}
+
+/// The first symbolic link on the way to `written` (the copy of `source`),
+/// or, when `source` is a directory (`cp -r`), to any path below it.
+fn written_through_link(root: &Path, source: &str, written: &str) -> Option<String> {
+    if let Some(link) = linked_component(root, written, false) {
+        return Some(link);
+    }
+    let from = root.join(source);
+    if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    // Bounded: a copy of a huge tree is judged by its first entries, and
+    // beyond them asks (an error is never a write).
+    let mut pending = vec![String::new()];
+    let mut seen = 0;
+    while let Some(rel) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(from.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > 10_000 {
+                return Some(format!("{written} (too many files to check)"));
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let below = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if let Some(link) = linked_component(root, &format!("{written}/{below}"), false) {
+                return Some(link);
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(below);
+            }
+        }
+    }
+    None
 }
 
 /// The first component of `path` (relative to `root`) that is a symbolic
@@ -411,6 +551,13 @@ mod tests {
             "xxd a.bin ../../x",
             "xxd -r -p a.hex -d/x",
             "xxd a.bin -d/../x",
+            "xxd - out.bin",
+            "xxd - ../../HEAD",
+            "xxd -l 4 a.bin out",
+            "xxd -l4 a.bin out",
+            "xxd -revert a.hex",
+            "xxd -ps -r a.hex",
+            "xxd -unknown a.bin",
             "file -C -m magic",
             "file -bC -m magic",
             "file --comp -m magic",
@@ -427,6 +574,43 @@ mod tests {
         ] {
             assert_eq!(verdict(line), Verdict::NeedsApproval, "{line}");
         }
+    }
+
+    #[test]
+    fn xxd_reads_options_as_xxd_does() {
+        for line in [
+            "xxd a.bin",
+            "xxd -l 4 a.bin",
+            "xxd -l4 a.bin",
+            "xxd -s +16 -c 8 -g 2 a.bin",
+            "xxd -s-16 a.bin",
+            "xxd -ps -len 0x20 a.bin",
+            "xxd -",
+        ] {
+            assert_eq!(verdict(line), Verdict::Allowed, "{line}");
+        }
+    }
+
+    #[test]
+    fn cp_and_mv_into_a_directory_check_the_path_written() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        std::fs::create_dir_all(r.join("sub")).unwrap();
+        std::fs::create_dir_all(r.join("tree/inner")).unwrap();
+        std::fs::write(r.join("a.txt"), "a").unwrap();
+        std::fs::write(r.join("tree/inner/f"), "f").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x"), r.join("sub/a.txt")).unwrap();
+        std::fs::create_dir_all(r.join("dst/tree")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), r.join("dst/tree/inner")).unwrap();
+        for line in ["cp a.txt sub", "mv a.txt sub/", "cp -r tree dst"] {
+            assert!(
+                matches!(verdict_in(r, "", line), Verdict::Refused(_)),
+                "{line}"
+            );
+        }
+        assert_eq!(verdict_in(r, "", "cp a.txt tree"), Verdict::Allowed);
+        assert_eq!(verdict_in(r, "", "cp -r tree sub"), Verdict::Allowed);
     }
 
     #[test]

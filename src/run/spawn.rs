@@ -214,7 +214,8 @@ pub fn run(
 }
 
 /// Adds `chunk` to the captured output (up to `max`) and passes complete
-/// lines on.
+/// lines on. What is captured is exactly what is passed on: at the limit,
+/// the kept part of a cut line is passed on as a last line.
 fn take(
     ran: &mut Ran,
     partial: &mut Vec<u8>,
@@ -222,20 +223,23 @@ fn take(
     max: usize,
     on_line: &mut impl FnMut(&str),
 ) {
-    let room = max.saturating_sub(ran.output.len());
-    if chunk.len() > room {
-        ran.output.extend_from_slice(&chunk[..room]);
-        ran.truncated = true;
-    } else {
-        ran.output.extend_from_slice(chunk);
-    }
     if ran.truncated {
         return;
     }
-    partial.extend_from_slice(chunk);
+    let room = max.saturating_sub(ran.output.len());
+    let kept = &chunk[..chunk.len().min(room)];
+    ran.output.extend_from_slice(kept);
+    partial.extend_from_slice(kept);
     while let Some(end) = memchr::memchr(b'\n', partial) {
         let line: Vec<u8> = partial.drain(..=end).collect();
         on_line(String::from_utf8_lossy(&line[..line.len() - 1]).trim_end_matches('\r'));
+    }
+    if chunk.len() > room {
+        ran.truncated = true;
+        if !partial.is_empty() {
+            on_line(&String::from_utf8_lossy(partial));
+            partial.clear();
+        }
     }
 }
 
@@ -409,6 +413,28 @@ mod tests {
         .unwrap();
         assert!(ran.success() && ran.truncated);
         assert_eq!(ran.output.len(), 1000);
+    }
+
+    /// Streamed lines are what is captured: the kept part is never lost,
+    /// even when the limit falls inside one chunk of output.
+    #[test]
+    fn streamed_lines_hold_the_kept_part_of_a_truncated_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut streamed = Vec::new();
+        let ran = run(
+            &words("printf 'one\ntwo\nthree\n'"),
+            dir.path(),
+            Limits {
+                max_output: 9,
+                ..limits()
+            },
+            &[],
+            |l| streamed.push(l.to_string()),
+        )
+        .unwrap();
+        assert!(ran.truncated);
+        assert_eq!(ran.output, b"one\ntwo\nt");
+        assert_eq!(streamed, ["one", "two", "t"]);
     }
 
     #[test]

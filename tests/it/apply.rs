@@ -640,3 +640,289 @@ fn errors_before_the_report_are_json_too_when_json_was_asked_for() {
     let a = apply(dir.path(), &["-"], EDIT).code(2);
     assert_eq!(json(&a)["status"], "error");
 }
+
+/// The operations beyond WRITE, SEARCH and RUN, end to end in a
+/// repository: JSON report, undo and redo of renames and deletions.
+#[test]
+fn json_moves_and_deletes_are_undone_and_redone() {
+    let dir = repo(&[("a.txt", "a\n"), ("d/b.txt", "b\n"), ("d/c.txt", "c\n")]);
+    let reply = r#"[{"op": "move", "from": "a.txt", "to": "x/a.txt"},
+                    {"op": "delete", "path": "d", "recursive": true},
+                    {"op": "read", "glob": "**", "base": ""}]"#;
+    let done = apply(dir.path(), &["--format", "json", "-"], reply).success();
+    let report = json(&done);
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["syntax"], "json");
+    assert_eq!(report["tasks"][0]["op"], "MOVE");
+    assert_eq!(report["tasks"][2]["output"], "x/a.txt\n");
+    assert!(!dir.path().join("a.txt").exists());
+    assert!(!dir.path().join("d").exists(), "the emptied directory goes");
+    assert_eq!(read(dir.path(), "x/a.txt"), "a\n");
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    clada(dir.path(), dir.path()).arg("undo").assert().success();
+    assert_eq!(read(dir.path(), "a.txt"), "a\n");
+    assert_eq!(read(dir.path(), "d/b.txt"), "b\n");
+    assert!(!dir.path().join("x").exists());
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
+    clada(dir.path(), dir.path()).arg("redo").assert().success();
+    assert_eq!(read(dir.path(), "x/a.txt"), "a\n");
+    assert!(!dir.path().join("d/b.txt").exists());
+}
+
+#[test]
+fn json_operations_work_without_git_and_a_failed_block_restores_deletions() {
+    let dir = scratch();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    std::fs::write(root.join("d/b.txt"), "b\n").unwrap();
+    let reply = r#"[
+      {"op": "tasks", "ops": [
+        {"op": "delete", "path": "d", "recursive": true},
+        {"op": "move", "from": "a.txt", "to": "m/a.txt"},
+        {"op": "insert", "path": "m/a.txt", "line": 7, "text": "no such line"}
+      ]},
+      {"op": "mkdir", "path": "made/here"},
+      {"op": "read", "list": ""}
+    ]"#;
+    let done = apply(root, &["--no-git", "-"], reply).code(1);
+    let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+    assert!(
+        said.contains("[task-1] ERROR: TASKS - task 1.3 failed; block rolled back"),
+        "{said}"
+    );
+    assert_eq!(read(root, "a.txt"), "a\n");
+    assert_eq!(read(root, "d/b.txt"), "b\n");
+    assert!(
+        !root.join("m").exists(),
+        "the directory the move made is gone"
+    );
+    assert!(
+        root.join("made/here").is_dir(),
+        "without git mkdir is on disk"
+    );
+    assert!(said.contains("[task-3:read] made/\n"), "{said}");
+    // Applied for real, it moves and deletes on disk.
+    let reply = r#"[{"op": "move", "from": "d", "to": "e"}, {"op": "delete", "path": "a.txt"}]"#;
+    apply(root, &["--no-git", "-"], reply).success();
+    assert_eq!(read(root, "e/b.txt"), "b\n");
+    assert!(!root.join("d").exists() && !root.join("a.txt").exists());
+    // --atomic undoes everything, deletions included.
+    let reply = r#"[{"op": "delete", "path": "e", "recursive": true}, {"op": "delete", "path": "missing"}]"#;
+    apply(root, &["--no-git", "--atomic", "-"], reply).code(1);
+    assert_eq!(read(root, "e/b.txt"), "b\n");
+}
+
+#[test]
+fn a_reply_without_operations_exits_1_and_changes_nothing() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    std::fs::write(dir.path().join("untracked.txt"), "u\n").unwrap();
+    let done = apply(
+        dir.path(),
+        &["--format", "json", "-"],
+        "Sure, here is the plan.\n",
+    )
+    .code(1);
+    let report = json(&done);
+    assert_eq!(report["status"], "no_operations");
+    assert_eq!(report["exit_code"], 1);
+    assert!(
+        report["message"]
+            .as_str()
+            .unwrap()
+            .contains("git clada prompt"),
+        "{report}"
+    );
+    // No pre snapshot, no commit.
+    assert_eq!(out(dir.path(), &["rev-list", "--count", "HEAD"]), "1");
+}
+
+/// A rebase stopped on a conflict detaches HEAD: apply and undo both say
+/// a rebase is in progress (one message), never "switch to a branch".
+#[test]
+fn during_a_rebase_apply_and_undo_give_the_same_message() {
+    let dir = repo(&[("a.txt", "base\n")]);
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "side"]);
+    std::fs::write(d.join("a.txt"), "side\n").unwrap();
+    crate::common::commit(d, &["-q", "-am", "side"]);
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::write(d.join("a.txt"), "main\n").unwrap();
+    crate::common::commit(d, &["-q", "-am", "main"]);
+    let rebase = crate::common::git_command(
+        d,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "rebase",
+            "-q",
+            "main",
+            "side",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !rebase.status.success(),
+        "the rebase must stop on its conflict"
+    );
+    let reply = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    let applied = apply(d, &["-"], reply).code(2);
+    let apply_err = String::from_utf8(applied.get_output().stderr.clone()).unwrap();
+    let undone = clada(d, d).arg("undo").assert().code(2);
+    let undo_err = String::from_utf8(undone.get_output().stderr.clone()).unwrap();
+    for said in [&apply_err, &undo_err] {
+        assert!(said.contains("a git rebase is in progress"), "{said}");
+        assert!(said.contains("git rebase --abort"), "{said}");
+        assert!(!said.contains("switch to a branch"), "{said}");
+    }
+}
+
+/// git's lock files a killed command left behind: the apply fails with a
+/// message that names the file and says how to recover, and the reply
+/// applies once it is gone.
+#[test]
+fn a_leftover_git_lock_file_is_named_with_how_to_recover() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    let d = dir.path();
+    git(d, &["pack-refs", "--all"]);
+    let reply = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    for lock in ["packed-refs.lock", "refs/heads/main.lock"] {
+        let path = d.join(".git").join(lock);
+        std::fs::write(&path, "").unwrap();
+        let failed = apply(d, &["-"], reply).code(2);
+        let said = String::from_utf8(failed.get_output().stderr.clone()).unwrap();
+        assert!(said.contains(&format!("{lock} exists")), "{said}");
+        assert!(
+            said.contains("If no git command is running, remove it"),
+            "{said}"
+        );
+        assert_eq!(
+            out(d, &["rev-list", "--count", "main"]),
+            "1",
+            "the branch did not move"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+    apply(d, &["-"], reply).success();
+    assert_eq!(read(d, "b.txt"), "b\n");
+}
+
+/// A reply that rewrites .gitignore does not make the next apply commit
+/// the files it un-ignored (an .env, build output) into its pre snapshot.
+#[test]
+fn files_a_reply_unignored_are_never_snapshot() {
+    let dir = repo(&[(".gitignore", ".env\nbuild/\n"), ("a.txt", "a\n")]);
+    let d = dir.path();
+    std::fs::write(d.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::create_dir_all(d.join("build")).unwrap();
+    std::fs::write(d.join("build/out.o"), "obj\n").unwrap();
+    let rewrite = "<---WRITE file=\".gitignore\"--->\n*.log\n<---END--->\n";
+    apply(d, &["-"], rewrite).success();
+    std::fs::write(d.join("notes.txt"), "mine\n").unwrap();
+    let next = "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n";
+    let done = apply(d, &["--format", "json", "-"], next).success();
+    let report = json(&done);
+    assert_eq!(
+        report["worktree"]["left_ignored"],
+        serde_json::json!([".env", "build/out.o"])
+    );
+    let pre = report["pre"]
+        .as_str()
+        .expect("notes.txt makes a pre commit");
+    let in_pre = out(d, &["ls-tree", "-r", "--name-only", pre]);
+    assert!(in_pre.contains("notes.txt"), "{in_pre}");
+    assert!(
+        !in_pre.contains(".env") && !in_pre.contains("out.o"),
+        "{in_pre}"
+    );
+    assert_eq!(read(d, ".env"), "SECRET=1\n", "left on disk as it was");
+    let text_report = apply(d, &["-"], "<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n").success();
+    let said = String::from_utf8(text_report.get_output().stdout.clone()).unwrap();
+    assert!(
+        said.contains("left out .env: not in pre, because it was ignored before"),
+        "{said}"
+    );
+}
+
+/// A file the working-tree update cannot write is not a success, and its
+/// stale content is never taken for the user's edit: the next apply does
+/// not revert it on the branch, and writes it once it can.
+#[test]
+fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
+    let dir = repo(&[("a.txt", "old\n"), ("b.txt", "b\n")]);
+    let d = dir.path();
+    let fail = ("CLADA_FAIL", "worktree-write:a.txt");
+    let reply = "<---WRITE file=\"a.txt\"--->\nnew\n<---END--->\n";
+    let first = crate::common::clada(d, d)
+        .env(fail.0, fail.1)
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(reply)
+        .assert()
+        .code(1);
+    let report = json(&first);
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["worktree"]["failed"][0]["path"], "a.txt");
+    assert_eq!(read(d, "a.txt"), "old\n", "the write failed");
+    assert_eq!(out(d, &["show", "main:a.txt"]), "new");
+    // The cause is still there: an unrelated apply must not commit the
+    // stale a.txt as the user's change (a revert of the first apply).
+    let next = "<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n";
+    let second = crate::common::clada(d, d)
+        .env(fail.0, fail.1)
+        .args(["apply", "--format", "json", "-"])
+        .write_stdin(next)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&second)["pre"],
+        serde_json::Value::Null,
+        "no pre: nothing of the user's changed"
+    );
+    assert_eq!(out(d, &["show", "main:a.txt"]), "new");
+    // Once the cause is gone, the next command writes it.
+    let third = "<---WRITE file=\"e.txt\"--->\ne\n<---END--->\n";
+    apply(d, &["-"], third).success();
+    assert_eq!(read(d, "a.txt"), "new\n");
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+    assert!(!d.join(".git/clada-unwritten").exists());
+}
+
+/// With core.autocrlf or a .gitattributes eol, the files clada writes are
+/// what git's checkout would write (CRLF), a file in its checked-out form
+/// is not taken for the user's edit, and the next apply reverts nothing.
+#[test]
+fn autocrlf_and_eol_attributes_are_honoured_in_the_working_tree() {
+    for (config, attributes) in [(Some("true"), None), (None, Some("*.txt eol=crlf\n"))] {
+        let dir = repo(&[("a.txt", "one\ntwo\n")]);
+        let d = dir.path();
+        if let Some(value) = config {
+            git(d, &["config", "core.autocrlf", value]);
+        }
+        if let Some(text) = attributes {
+            std::fs::write(d.join(".gitattributes"), text).unwrap();
+            git(d, &["add", ".gitattributes"]);
+            crate::common::commit(d, &["-q", "-m", "attributes"]);
+        }
+        // The file as git checks it out here.
+        std::fs::remove_file(d.join("a.txt")).unwrap();
+        git(d, &["checkout", "-q", "a.txt"]);
+        assert_eq!(read(d, "a.txt"), "one\r\ntwo\r\n");
+        let edit = "<---SEARCH file=\"a.txt\"--->\ntwo\n<---REPLACE--->\nTWO\n<---END--->\n";
+        let done = apply(d, &["-"], edit).success();
+        let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+        assert!(!said.contains("kept"), "{said}");
+        assert_eq!(read(d, "a.txt"), "one\r\nTWO\r\n");
+        assert_eq!(out(d, &["status", "--porcelain"]), "");
+        apply(d, &["-"], "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n").success();
+        assert_eq!(
+            out(d, &["show", "main:a.txt"]),
+            "one\nTWO",
+            "nothing reverted"
+        );
+        assert_eq!(read(d, "b.txt"), "b\r\n");
+        assert_eq!(out(d, &["status", "--porcelain"]), "");
+    }
+}

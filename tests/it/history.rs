@@ -1029,3 +1029,36 @@ fn the_reading_commands_write_nothing() {
             .success()
     );
 }
+
+/// A lock a killed clada left behind: status says its holder is gone and
+/// the next command clears it, and that command indeed goes ahead.
+#[test]
+fn status_tells_a_dead_holders_lock_from_a_running_one() {
+    let r = base_repo();
+    r.apply_write("b.txt", "b\n");
+    // pid 0 is never a process that can hold a lock.
+    std::fs::write(r.path().join(".git/clada.lock"), "0 123").unwrap();
+    let said = stdout(&r.run(&["status"]));
+    assert!(
+        said.contains("a lock was left by a clada command that is gone (pid 0"),
+        "{said}"
+    );
+    assert!(!said.contains("holds the lock"), "{said}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&r.run(&["status", "--format", "json"]))).unwrap();
+    assert_eq!(json["stale_lock"], "0");
+    assert_eq!(json["lock_holder"], serde_json::Value::Null);
+    r.run(&["undo"]);
+    assert!(!r.path().join(".git/clada.lock").exists());
+}
+
+/// A name with a terminal escape in it never reaches the terminal raw: it
+/// is quoted as git quotes it.
+#[test]
+fn paths_with_control_characters_are_quoted_in_status() {
+    let r = base_repo();
+    r.write("evil\u{1b}[2Jname.txt", "x\n");
+    let said = stdout(&r.run(&["status"]));
+    assert!(!said.contains('\u{1b}'), "{said:?}");
+    assert!(said.contains(r#""evil\033[2Jname.txt""#), "{said}");
+}

@@ -392,3 +392,39 @@ fn a_file_edited_during_a_switch_is_kept() {
     assert_eq!(r.read("e/f.txt"), None);
     assert_eq!(r.status(), " M b.txt");
 }
+
+/// A switch cut short whose finish fails (git's index.lock held by another
+/// program) keeps its journal and says so: dropped, the index would keep
+/// the undone apply's content while HEAD and the working tree hold the
+/// base. Once the lock is gone the next command finishes it.
+#[test]
+fn a_switch_that_cannot_be_finished_keeps_its_journal() {
+    let reference = applied();
+    reference.run(&["undo"]).success();
+    let want = state(&reference);
+
+    let r = applied();
+    let out = run_with(&r, &["undo"], ("CLADA_FAULT", "switch-file".to_string()));
+    assert_eq!(out.status.code(), None);
+    let journal = r.path().join(".git/clada-switch");
+    assert!(journal.exists());
+    let index_lock = r.path().join(".git/index.lock");
+    std::fs::write(&index_lock, "").unwrap();
+    let blocked = r.clada(&["squash", "--dry-run"]).output().unwrap();
+    assert_eq!(blocked.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&blocked.stderr);
+    assert!(said.contains("cannot be finished"), "{said}");
+    assert!(said.contains("clada-switch"), "{said}");
+    assert!(journal.exists(), "the journal must survive a failed finish");
+    std::fs::remove_file(&index_lock).unwrap();
+    r.run(&["status"]).success();
+    let done = r.clada(&["squash", "--dry-run"]).output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(!journal.exists());
+    assert_eq!(state(&r), want);
+    r.assert_fsck_clean();
+}

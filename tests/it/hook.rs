@@ -227,7 +227,7 @@ fn a_malformed_note_is_rejected_at_push_with_its_diagnostics() {
     assert!(!pushed.status.success());
     let said = text(&pushed.stderr);
     assert!(
-        said.contains("remote: fatal: Unknown operation: WRTIE"),
+        said.contains("remote: fatal[unknown_operation]: Unknown operation: WRTIE"),
         "{said}"
     );
     assert!(said.contains("did you mean WRITE?"), "{said}");
@@ -680,4 +680,77 @@ fn a_pushed_verify_command_is_not_run_on_a_server_that_refuses_commands() {
     assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
     assert!(!found.contains("[verify]"), "{found}");
     assert_eq!(ok(&s.client, &["show", "origin/main:b.txt"]), "b");
+}
+
+#[test]
+fn a_json_note_with_deletes_moves_and_reads_is_applied_on_a_server_without_run() {
+    let s = setup();
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    let reply = r#"[
+  {"op": "move", "from": "a.txt", "to": "docs/a.txt"},
+  {"op": "insert", "path": "docs/a.txt", "line": 0, "text": "top"},
+  {"op": "read", "paths": ["docs/a.txt"]},
+  {"op": "mkdir", "path": "empty"},
+  {"op": "tasks", "ops": [{"op": "delete", "path": "docs/a.txt"}, {"op": "run", "cmd": "ls"}]}
+]"#;
+    note(&s.client, "HEAD", reply);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    // RUN is refused, so its block (with the delete) is skipped whole; the
+    // rest ran in memory in the bare repository.
+    assert_eq!(trailer(&found, "Clada-Status"), Some("failed"), "{found}");
+    assert!(
+        found.contains("[task-1] SUCCESS: MOVE a.txt -> docs/a.txt"),
+        "{found}"
+    );
+    assert!(
+        found.contains("[task-3:read] top\n[task-3:read] hi\n"),
+        "{found}"
+    );
+    assert!(
+        found.contains("[task-5] SKIP: TASKS - task 5.2: command_not_allowed"),
+        "{found}"
+    );
+    assert_eq!(
+        ok(&s.client, &["show", "origin/main:docs/a.txt"]),
+        "top\nhi"
+    );
+    assert!(
+        !run(&s.client, &["cat-file", "-e", "origin/main:a.txt"])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn post_commit_applies_a_json_message_and_ignores_one_without_operations() {
+    let dir = client_repo();
+    clada(dir.path(), dir.path())
+        .args(["hook", "install"])
+        .assert()
+        .success();
+    let out = commit_with_message(
+        dir.path(),
+        "[{\"op\": \"write\", \"path\": \"from-json.txt\", \"content\": \"hi\"}]",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("from-json.txt")).unwrap(),
+        "hi\n"
+    );
+    // An ordinary message that shows a diff is not a request.
+    let before = ok(dir.path(), &["rev-parse", "HEAD"]);
+    let out = commit_with_message(
+        dir.path(),
+        "Explain the change\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    assert_ne!(ok(dir.path(), &["rev-parse", "HEAD"]), before);
+    assert!(
+        ok(dir.path(), &["log", "-1", "--format=%s"]).starts_with("Explain"),
+        "the commit itself is the tip: nothing was applied"
+    );
 }

@@ -18,7 +18,9 @@ fn exit_status_is_0_1_or_2_by_the_worst_problem() {
         (GOOD, 0),
         ("<---WRITE--->\nhi\n<---END--->\n", 1),
         ("<---WRITE file=\"a\"--->\nhi\n", 2),
-        ("just prose\n", 0),
+        // No operations: nothing would be applied (syntaxes.md §2).
+        ("just prose\n", 1),
+        ("  <---WRITE file=\"a\"--->\nhi\n  <---END--->\n", 1),
     ];
     for (reply, code) in cases {
         std::fs::write(dir.path().join("r.md"), reply).unwrap();
@@ -87,7 +89,10 @@ fn text_format_shows_source_line_caret_hint_and_summary() {
         .code(2);
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "fatal: Unknown operation: WRTIE");
+    assert_eq!(
+        lines[0],
+        "fatal[unknown_operation]: Unknown operation: WRTIE"
+    );
     assert_eq!(lines[1], " --> r.md:1:5");
     assert_eq!(lines[3], "1 | <---WRTIE file=\"a\"--->");
     assert_eq!(lines[4], "  |     ^^^^^");
@@ -254,4 +259,25 @@ fn prompt_prints_a_guide_whose_examples_parse_cleanly() {
         .stdout(predicates::str::contains(
             "0 fatal, 0 invalid, 0 warnings: ok",
         ));
+}
+
+/// The pipe the JSON front end is for: parse output applied as a reply.
+#[test]
+fn parse_output_applies_as_a_json_reply() {
+    let dir = crate::common::repo(&[("a.txt", "old\n")]);
+    let reply = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n\
+                 <---WRITE file=\"b.txt\"--->\n<---SEARCH is content here\n<---END--->\n";
+    std::fs::write(dir.path().join(".git/reply.md"), reply).unwrap();
+    let parsed = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", ".git/reply.md"])
+        .assert()
+        .success();
+    let json = String::from_utf8(parsed.get_output().stdout.clone()).unwrap();
+    assert!(json.starts_with("{\"syntax\":\"csl\""), "{json}");
+    crate::common::apply(dir.path(), &["--syntax", "json", "-"], &json).success();
+    assert_eq!(crate::common::read(dir.path(), "a.txt"), "new\n");
+    assert_eq!(
+        crate::common::read(dir.path(), "b.txt"),
+        "<---SEARCH is content here\n"
+    );
 }

@@ -146,3 +146,112 @@ proptest! {
         prop_assert_eq!(back, models, "printed:\n{}", printed);
     }
 }
+
+/// The plan of a reply, without positions and without the words of its
+/// skip reasons (the JSON forms say "missing field" where CSL says
+/// "Missing required attribute"): what must survive parse → JSON → apply.
+#[derive(Debug, PartialEq)]
+enum Planned {
+    Single(clada::plan::Op),
+    Block(Vec<clada::plan::Op>),
+    Skipped(csl::OpKind, Option<&'static str>),
+}
+
+fn planned(tasks: Vec<clada::plan::Task>) -> Vec<Planned> {
+    use clada::plan::Task;
+    tasks
+        .into_iter()
+        .map(|t| match t {
+            Task::Single(step) => Planned::Single(step.op),
+            Task::Block { steps, .. } => Planned::Block(steps.into_iter().map(|s| s.op).collect()),
+            Task::Skipped { skip, .. } => Planned::Skipped(skip.kind, skip.error_type),
+        })
+        .collect()
+}
+
+/// The plan `git clada apply --syntax NAME` makes of `text`.
+fn plan_of(text: &str, choice: clada::syntax::Choice) -> (Vec<Planned>, String) {
+    let parsed = clada::syntax::parse(text.as_bytes(), choice, &Delimiters::default());
+    assert!(!parsed.has_fatal(), "{text}\n{:?}", parsed.diagnostics);
+    let json = serde_json::to_string(&parsed).expect("parse output as JSON");
+    (planned(clada::transaction::tasks_of(&parsed, false)), json)
+}
+
+/// Attributes CSL's operations understand, with good and bad values.
+fn csl_attrs(kind: u8) -> impl Strategy<Value = Vec<(String, String)>> {
+    let file = prop_oneof![
+        Just("a.txt"),
+        Just("src/b c.rs"),
+        Just("../out.txt"),
+        Just(".git/config"),
+        Just("./d/../e.txt"),
+        Just("")
+    ];
+    let count = prop_oneof![Just("1"), Just("3"), Just("all"), Just("0"), Just("x")];
+    let append = prop_oneof![Just("true"), Just("false"), Just("maybe")];
+    let dir = prop_oneof![Just("sub"), Just("."), Just("/tmp")];
+    (
+        proptest::option::weighted(0.9, file),
+        proptest::option::of(count),
+        proptest::option::of(append),
+        proptest::option::of(dir),
+    )
+        .prop_map(move |(file, count, append, dir)| {
+            let mut attrs = Vec::new();
+            let mut add = |k: &str, v: Option<&str>| {
+                if let Some(v) = v {
+                    attrs.push((k.to_string(), v.to_string()));
+                }
+            };
+            match kind {
+                0 => {
+                    add("file", file);
+                    add("append", append);
+                }
+                1 => add("dir", dir),
+                _ => {
+                    add("file", file);
+                    add("count", count);
+                }
+            }
+            attrs
+        })
+}
+
+fn csl_leaf() -> impl Strategy<Value = Model> {
+    prop_oneof![
+        (csl_attrs(0), text()).prop_map(|(a, c)| Model::Write(a, c)),
+        (csl_attrs(1), text()).prop_map(|(a, c)| Model::Run(a, c)),
+        (csl_attrs(2), text(), proptest::option::of(text()), text())
+            .prop_map(|(a, p, t, r)| Model::Search(a, p, t, r)),
+    ]
+}
+
+fn csl_operation() -> impl Strategy<Value = Model> {
+    prop_oneof![
+        3 => csl_leaf(),
+        1 => proptest::collection::vec(csl_leaf(), 1..4).prop_map(|c| Model::Tasks(Vec::new(), c)),
+    ]
+}
+
+proptest! {
+    /// `git clada parse --format json reply | git clada apply --syntax json -`
+    /// makes the plan the reply makes, and so does the parse output of
+    /// that JSON (the operation-list form) read once more.
+    #[test]
+    fn parse_output_read_as_json_gives_the_same_plan(
+        models in proptest::collection::vec(csl_operation(), 1..6),
+    ) {
+        use clada::syntax::{Choice, Syntax};
+        let ops: Vec<Operation<'_>> = models.iter().map(op_of).collect();
+        let reply = csl::print::print(&ops, &Delimiters::default());
+        let (from_csl, tree_json) = plan_of(&reply, Choice::Auto);
+        let (from_tree, list_json) = plan_of(&tree_json, Choice::Only(Syntax::Json));
+        prop_assert_eq!(&from_tree, &from_csl, "reply:\n{}\njson:\n{}", reply, tree_json);
+        let (from_list, _) = plan_of(&list_json, Choice::Only(Syntax::Json));
+        prop_assert_eq!(&from_list, &from_csl, "json:\n{}", list_json);
+        // Detection reads the parse output as JSON by itself.
+        let auto = clada::syntax::parse(list_json.as_bytes(), Choice::Auto, &Delimiters::default());
+        prop_assert_eq!(auto.syntax, Syntax::Json);
+    }
+}

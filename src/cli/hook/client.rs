@@ -36,8 +36,12 @@ pub fn post_commit(repo: Repository) -> Result<Outcome, CliError> {
     }
     let delims = settings::delimiters_in(Some(&repo), None, None)?;
     let input = ReplyInput::from_bytes(String::new(), message);
-    let reply = parse_input(&input, &delims);
-    if reply.operations.is_empty() && !reply.has_fatal() {
+    let choice = crate::cli::apply::syntax_choice(None, Some(&repo))?;
+    let reply = parse_input(&input, choice, &delims);
+    // A message without edits is an ordinary commit: not a word. Nor is
+    // one in a syntax this version does not read: a message that shows a
+    // diff to explain the change is not a request.
+    if reply.is_empty() || !reply.syntax.is_read() {
         return Ok(Outcome::Success);
     }
     let short = repo.short(commit);

@@ -8,14 +8,14 @@
 //!
 //! `post-receive` answers each such note under the apply lock: when its
 //! commit is the tip of a branch, the note's CSL is applied to that branch
-//! in the bare repository (`apply_to` without a working tree); otherwise it
+//! in the bare repository (`transaction::apply` without a working tree,
+//! through `cli::apply::apply_and_render` for its report); otherwise it
 //! is `stale`. Either way the report becomes a result note on the commit in
 //! the results ref. A note whose result already answers the same note
 //! text is not applied again (a push may bring back notes answered before).
 
 use std::time::Duration;
 
-use crate::csl::{Body, Reply};
 use crate::fault;
 use crate::git::commit::Identity;
 use crate::git::inbox::Note;
@@ -24,12 +24,12 @@ use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::result::{ResultNote, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
-use crate::cli::apply::{
-    self, ApplyArgs, Format, OutputMode, Target, Timings, apply_to, parse_input,
-};
+use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
 use crate::cli::config::{Layers, parse_duration};
 use crate::cli::parse::write_text;
 use crate::cli::{CliError, Outcome, ReplyInput, settings};
+use crate::syntax::{self as syntax_, Parsed};
+use crate::transaction::{Target, Timings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
 const RUN_REFUSED: &str =
@@ -43,6 +43,8 @@ struct Server {
     run: bool,
     max_notes: usize,
     lock_timeout: Duration,
+    /// `clada.syntax`: how notes are read.
+    syntax: syntax_::Choice,
 }
 
 impl Server {
@@ -86,6 +88,7 @@ impl Server {
             run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
             max_notes,
             lock_timeout,
+            syntax: apply::syntax_choice(None, Some(repo))?,
         })
     }
 
@@ -134,21 +137,11 @@ fn request_input(origin: String, content: Result<Vec<u8>, u64>) -> ReplyInput {
 
 /// Every diagnostic of a request and its summary line, as `git clada
 /// parse` prints them.
-fn diagnostics(reply: &Reply<'_>, origin: &str) -> Result<String, CliError> {
+fn diagnostics(reply: &Parsed<'_>, origin: &str) -> Result<String, CliError> {
     let mut text = Vec::new();
     write_text(&mut text, reply, origin)
         .map_err(|e| CliError::new(format!("cannot render diagnostics: {e}")))?;
     Ok(String::from_utf8_lossy(&text).into_owned())
-}
-
-fn has_run(reply: &Reply<'_>) -> bool {
-    reply.operations.iter().any(|op| match &op.body {
-        Body::Run { .. } => true,
-        Body::Tasks { operations } => operations
-            .iter()
-            .any(|o| matches!(o.body, Body::Run { .. })),
-        _ => false,
-    })
 }
 
 pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
@@ -187,11 +180,11 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
             .blob_within(note.blob, crate::csl::input::MAX_INPUT)
             .map_err(git)?;
         let input = request_input(origin, content);
-        let reply = parse_input(&input, &delims);
+        let reply = parse_input(&input, server.syntax, &delims);
         eprint!("{}", diagnostics(&reply, &input.origin)?);
         if reply.has_fatal() {
             broken += 1;
-        } else if has_run(&reply) && !server.run {
+        } else if reply.has_run() && !server.run {
             eprintln!(
                 "clada: warning: {}: its RUN operations will be refused ({RUN_REFUSED})",
                 input.origin
@@ -407,7 +400,7 @@ fn answer(
         .map_err(git)?;
     let input = request_input(format!("note on {short}"), content);
     let delims = settings::delimiters_in(Some(repo), None, None)?;
-    let reply = parse_input(&input, &delims);
+    let reply = parse_input(&input, server.syntax, &delims);
     if reply.has_fatal() {
         // pre-receive normally refuses these; without it, or with other
         // delimiters since, the result says why nothing ran.
@@ -433,20 +426,32 @@ fn answer(
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
     };
-    match apply_to(
+    if reply.is_empty() {
+        let applied = crate::transaction::no_operations(&reply);
+        result.status = applied.ending.name().into();
+        result.body = format!("{}\n", applied.message);
+        return Ok(result);
+    }
+    match apply_and_render(
         repo,
         &args,
         &input,
         &reply,
         &target,
+        false,
         &mut Timings::default(),
     ) {
-        Ok(applied) => {
-            result.status = applied.status.to_string();
-            result.post = applied
-                .post
-                .filter(|_| matches!(applied.status, "success" | "failed" | "rejected"));
-            result.body = String::from_utf8_lossy(&applied.report).into_owned();
+        Ok(rendered) => {
+            let ending = rendered.applied.ending;
+            result.status = ending.name().to_string();
+            result.post = rendered.applied.post.filter(|_| {
+                use crate::transaction::Ending;
+                matches!(
+                    ending,
+                    Ending::Success | Ending::Failed | Ending::Partial | Ending::Rejected
+                )
+            });
+            result.body = String::from_utf8_lossy(&rendered.report).into_owned();
         }
         Err(e) => {
             result.status = "error".into();

@@ -1,0 +1,747 @@
+//! `git clada apply`: arguments and settings in, the library transaction
+//! (`transaction`) run, the report rendered (`render`).
+//!
+//! This file is glue: it reads the reply (a file, stdin, a commit message
+//! or a note), parses it with the front end of its syntax (`syntax`),
+//! refuses a fatal or empty reply, takes the lock, resolves the settings
+//! layers (flags, git config, the team file the transaction hands back)
+//! and wires the terminal (questions, streamed lines) to the transaction.
+
+mod render;
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::apply::exec::ExecOptions;
+use crate::apply::search::MatchMode;
+use crate::csl::{self, Delimiters, Severity};
+use crate::git::commit::Identity;
+use crate::git::{Head, ObjectId, Repository};
+use crate::report::text::task_lines;
+use crate::syntax::{self, Choice, Parsed};
+use crate::transaction::{self, Applied, Ending, Hooks, Settings, Target, Timings};
+
+use super::commands::{self, RunFlags};
+use super::config::{Layers, duration_arg, size_arg};
+use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
+
+pub(crate) use render::{Presentation, render};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputMode {
+    /// Print each task's line as soon as it finishes
+    Stream,
+    /// Print every task's line at the end
+    Buffer,
+    /// Print only the summary
+    Silent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum ErrorDetail {
+    /// The closest match and the named differences
+    Minimal,
+    /// Also the line-by-line diff against the closest match
+    Full,
+    /// Also timings of each phase, on stderr
+    Debug,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatchArg {
+    /// Byte for byte (after line-end normalisation)
+    Exact,
+    /// Also a unique match differing only in leading/trailing whitespace
+    Whitespace,
+}
+
+/// Apply a reply to the current branch as pre and post commits
+///
+/// Snapshots your uncommitted work (untracked files included) in a `pre`
+/// commit, applies the reply's operations in memory, commits the result as
+/// `post` and fast-forwards the branch; your working tree is updated only
+/// for the files the reply changed, and a file you edit meanwhile is never
+/// overwritten. Exit status: 0 every task succeeded (or nothing to do), 1
+/// some task failed or was skipped, 2 fatal syntax error, bad arguments,
+/// not a repository or lock timeout, 3 the branch moved during the apply.
+/// Every option can also be set with `git config clada.<name>` (camelCase)
+/// or in the repository's .clada/config.toml.
+#[derive(Debug, Default, clap::Args)]
+pub struct ApplyArgs {
+    /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
+    #[arg(value_name = "FILE|-", conflicts_with_all = ["from_commit", "from_note"])]
+    pub input: Option<PathBuf>,
+
+    /// Read the reply from the message of commit REV
+    #[arg(long, value_name = "REV", conflicts_with = "from_note")]
+    pub from_commit: Option<String>,
+
+    /// Read the reply from the note on REV (see --notes-ref)
+    #[arg(long, value_name = "REV")]
+    pub from_note: Option<String>,
+
+    /// Notes ref for --from-note [default: refs/notes/clada-inbox]
+    #[arg(long, value_name = "REF")]
+    pub notes_ref: Option<String>,
+
+    /// Report format [default: text]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+
+    /// When task lines are printed [default: stream]
+    #[arg(long, value_enum)]
+    pub output_mode: Option<OutputMode>,
+
+    /// How much a failed SEARCH explains [default: minimal]
+    #[arg(long, value_enum)]
+    pub error_detail: Option<ErrorDetail>,
+
+    /// Print the diff that would be committed and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Apply in the current directory: no repository, no commits
+    #[arg(long)]
+    pub no_git: bool,
+
+    /// Leave the branch unmoved if any task fails (the result is kept under refs/clada/rejected/)
+    #[arg(long)]
+    pub atomic: bool,
+
+    /// Author and committer of clada's commits [default: clada <clada@localhost>]
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub git_author: Option<String>,
+
+    /// How long to wait for another apply to finish [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub lock_timeout: Option<Duration>,
+
+    /// How SEARCH patterns match [default: exact]
+    #[arg(long = "match", value_enum, value_name = "MODE")]
+    pub match_mode: Option<MatchArg>,
+
+    /// Allow WRITE content and SEARCH replacements with elision placeholders such as "// ... existing code ..."
+    #[arg(long)]
+    pub allow_placeholders: bool,
+
+    /// With --no-git: allow absolute paths and paths outside the current directory
+    #[arg(long)]
+    pub allow_escape: bool,
+
+    /// Kill a RUN command (with every process it started) after this long [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub timeout: Option<Duration>,
+
+    /// Stop running commands once the whole apply has taken this long [default: none]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub total_timeout: Option<Duration>,
+
+    /// Output kept per RUN task; the rest is dropped, the command goes on [default: 10MB]
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub max_output: Option<usize>,
+
+    /// Run CMD (your own, trusted) on the result; if it fails the branch is not moved
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
+
+    /// The reply's syntax: auto, csl or json [default: auto, or git config clada.syntax]
+    #[arg(long, value_name = "NAME")]
+    pub syntax: Option<String>,
+
+    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub start_delimiter: Option<String>,
+
+    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub end_delimiter: Option<String>,
+}
+
+fn flag(on: bool) -> Option<bool> {
+    on.then_some(true)
+}
+
+/// The settings of one apply: how to show it, and what the transaction
+/// does.
+pub(crate) fn resolve(
+    args: &ApplyArgs,
+    layers: &Layers<'_>,
+) -> Result<(Presentation, Settings), CliError> {
+    let format = layers.get(
+        args.format,
+        "format",
+        |s| match s {
+            "text" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            _ => None,
+        },
+        "text or json",
+    )?;
+    let output_mode = layers.get(
+        args.output_mode,
+        "outputMode",
+        |s| match s {
+            "stream" => Some(OutputMode::Stream),
+            "buffer" => Some(OutputMode::Buffer),
+            "silent" => Some(OutputMode::Silent),
+            _ => None,
+        },
+        "stream, buffer or silent",
+    )?;
+    let error_detail = layers.get(
+        args.error_detail,
+        "errorDetail",
+        |s| match s {
+            "minimal" => Some(ErrorDetail::Minimal),
+            "full" => Some(ErrorDetail::Full),
+            "debug" => Some(ErrorDetail::Debug),
+            _ => None,
+        },
+        "minimal, full or debug",
+    )?;
+    let match_mode = layers.get(
+        args.match_mode,
+        "match",
+        |s| match s {
+            "exact" => Some(MatchArg::Exact),
+            "whitespace" => Some(MatchArg::Whitespace),
+            _ => None,
+        },
+        "exact or whitespace",
+    )?;
+    let author = author(args.git_author.clone(), layers)?;
+    let error_detail = error_detail.unwrap_or(ErrorDetail::Minimal);
+    let run = commands::resolve(
+        RunFlags {
+            timeout: args.timeout,
+            total_timeout: args.total_timeout,
+            max_output: args.max_output,
+            verify: args.verify.clone(),
+        },
+        layers,
+    )?;
+    let presentation = Presentation {
+        format: format.unwrap_or(Format::Text),
+        output_mode: output_mode.unwrap_or(OutputMode::Stream),
+        error_detail,
+    };
+    let settings = Settings {
+        dry_run: layers
+            .get_bool(flag(args.dry_run), "dryRun")?
+            .unwrap_or(false),
+        atomic: layers
+            .get_bool(flag(args.atomic), "atomic")?
+            .unwrap_or(false),
+        author,
+        exec: ExecOptions {
+            match_mode: match match_mode {
+                Some(MatchArg::Whitespace) => MatchMode::Whitespace,
+                _ => MatchMode::Exact,
+            },
+            final_newline: layers.get_bool(None, "finalNewline")?.unwrap_or(true),
+            allow_placeholders: layers
+                .get_bool(flag(args.allow_placeholders), "allowPlaceholders")?
+                .unwrap_or(false),
+            full_detail: error_detail >= ErrorDetail::Full,
+            max_output: run.max_output,
+            max_file_size: layers
+                .get(None, "maxFileSize", super::config::parse_size, "a size")?
+                .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
+            // Set when the transaction starts.
+            feedback_until: None,
+        },
+        run,
+    };
+    Ok((presentation, settings))
+}
+
+/// `--syntax` (flag, then git config `clada.syntax`).
+pub(crate) fn syntax_choice(
+    flag: Option<&str>,
+    repo: Option<&Repository>,
+) -> Result<Choice, CliError> {
+    let choice = Layers::new(repo).get(
+        flag.map(str::to_owned),
+        "syntax",
+        |s| Choice::from_name(s).map(|_| s.to_string()),
+        "auto or a syntax name",
+    )?;
+    let Some(name) = choice else {
+        return Ok(Choice::Auto);
+    };
+    match Choice::from_name(&name) {
+        Some(Choice::Only(s)) if !s.is_read() => Err(CliError::new(format!(
+            "git-clada does not read the {} syntax yet",
+            s.title()
+        ))
+        .hint(format!(
+            "use one it reads: auto, {}",
+            syntax::Syntax::read_names()
+        ))),
+        Some(choice) => Ok(choice),
+        None => Err(
+            CliError::new(format!("unknown syntax {name:?}")).hint(format!(
+                "use auto or one of: {}",
+                syntax::Syntax::read_names()
+            )),
+        ),
+    }
+}
+
+/// Who clada's commits are by: `flag`, else `clada.gitAuthor`, else
+/// `clada <clada@localhost>`.
+pub(crate) fn author(flag: Option<String>, layers: &Layers<'_>) -> Result<Identity, CliError> {
+    match layers.get(flag, "gitAuthor", |s| Some(s.to_string()), "")? {
+        None => Ok(Identity::default()),
+        Some(text) => Identity::parse(&text).ok_or_else(|| {
+            CliError::new(format!(
+                "git author {text:?} is not of the form 'Name <email>'"
+            ))
+        }),
+    }
+}
+
+impl From<transaction::Error> for CliError {
+    fn from(e: transaction::Error) -> CliError {
+        CliError {
+            message: e.message,
+            hint: e.hint,
+        }
+    }
+}
+
+pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
+    // Discovered once: opening a repository reads its configuration files.
+    let discovered = Repository::discover(std::path::Path::new("."));
+    let json = args.format == Some(Format::Json)
+        || (args.format.is_none()
+            && discovered
+                .as_ref()
+                .ok()
+                .and_then(Option::as_ref)
+                .and_then(|r| r.config_string("clada.format"))
+                .is_some_and(|f| f.trim() == "json"));
+    match apply_or_stop(args, discovered) {
+        // An agent that asked for JSON gets JSON even when apply stops
+        // before it has a report; the message still goes to stderr too.
+        Err(e) if json => {
+            render::write_json(&render::JsonError {
+                status: "error",
+                exit_code: Outcome::Fatal.exit_code(),
+                message: &e.message,
+                hint: e.hint.as_deref(),
+            })?;
+            Err(e)
+        }
+        other => other,
+    }
+}
+
+fn apply_or_stop(
+    args: ApplyArgs,
+    discovered: Result<Option<Repository>, crate::git::GitError>,
+) -> Result<Outcome, CliError> {
+    let mut timings = Timings::default();
+    let repo = discovered.map_err(|e| CliError::new(e.to_string()))?;
+    let delims = settings::delimiters_in(
+        repo.as_ref(),
+        args.start_delimiter.as_deref(),
+        args.end_delimiter.as_deref(),
+    )?;
+    let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
+    let no_git = args.no_git
+        || Layers::new(repo.as_ref())
+            .get_bool(None, "noGit")?
+            .unwrap_or(false);
+    if no_git {
+        return run_no_git(&args, repo.as_ref(), &delims, choice);
+    }
+    if args.allow_escape {
+        return Err(CliError::new("--allow-escape works only with --no-git")
+            .hint("a commit can hold only paths inside the repository; add --no-git to write outside it"));
+    }
+    let Some(mut repo) = repo else {
+        return Err(CliError::new("not a git repository (or any of its parents)")
+            .hint("run it inside a repository, or use --no-git to apply in the current directory without commits"));
+    };
+    let input = read_input(&args, &repo)?;
+    let parsed = parse_input(&input, choice, &delims);
+    let (early, early_settings) = resolve(&args, &Layers::new(Some(&repo)))?;
+    if parsed.has_fatal() {
+        return finish_fatal(&parsed, &input.origin, early.format);
+    }
+    if parsed.is_empty() {
+        return finish_unapplied(&parsed, &early, transaction::no_operations(&parsed));
+    }
+    // Before the HEAD check: a rebase detaches HEAD, and "switch to a
+    // branch" would be the wrong advice.
+    super::guard::refuse_operation_in_progress(&repo, "applying")?;
+    let Head::Branch {
+        name: branch,
+        commit: base,
+    } = repo.head().map_err(git_err)?
+    else {
+        return Err(
+            CliError::new("HEAD is detached: clada applies to a branch").hint(
+                "switch to a branch first (git switch <branch>, or git switch -c <new-branch>)",
+            ),
+        );
+    };
+    if repo.workdir().is_none() {
+        return Err(CliError::new(
+            "the repository is bare: apply needs a working tree",
+        ));
+    }
+    let _lock = super::guard::take_lock(&repo, args.lock_timeout, "apply")?;
+    timings.mark("read, parse, lock");
+    // A dry run changes nothing, not even an interrupted update.
+    if !early_settings.dry_run {
+        for said in transaction::finish_interrupted_update(&repo, &branch)? {
+            eprintln!("clada: {said}");
+        }
+        super::guard::finish_interrupted_switch(&repo)?;
+    }
+    // A step-back session remembers its branch's tip; moving that branch
+    // under it would make step-forward refuse to return.
+    if !early_settings.dry_run {
+        super::guard::refuse_session_on(&repo, "apply", Some(&branch))?;
+    }
+    // The branch as it is now, under the lock.
+    let base = match repo.head().map_err(git_err)? {
+        Head::Branch { commit, .. } => commit,
+        Head::Detached(_) => base,
+    };
+    // Commands run in the scratch working tree, which reads objects from
+    // disk: a dry run that runs commands writes its (unreferenced) objects
+    // there; any other dry run keeps them in memory.
+    if early_settings.dry_run && !parsed.has_run() && !verifies(&args, &repo) {
+        repo.keep_objects_in_memory();
+    }
+    let target = Target {
+        branch: &branch,
+        base,
+        worktree: true,
+        refuse_run: None,
+    };
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let rendered = apply_and_render(
+        &repo,
+        &args,
+        &input,
+        &parsed,
+        &target,
+        interactive,
+        &mut timings,
+    )?;
+    write_stdout(|w| w.write_all(&rendered.report))?;
+    Ok(rendered.outcome)
+}
+
+/// What [`apply_and_render`] did.
+pub(crate) struct Rendered {
+    pub outcome: Outcome,
+    pub applied: Applied,
+    /// The report as `render` writes it (streamed task lines excepted).
+    pub report: Vec<u8>,
+}
+
+fn outcome_of(ending: Ending) -> Outcome {
+    match ending.exit_code() {
+        0 => Outcome::Success,
+        3 => Outcome::BranchMoved,
+        _ => Outcome::Failed,
+    }
+}
+
+/// Runs the transaction for a parsed reply (no fatal error) under the
+/// lock, with this command line's settings, and renders its report:
+/// what `apply` and the server hook share. `interactive`: ask on the
+/// terminal about commands that are not approved.
+pub(crate) fn apply_and_render(
+    repo: &Repository,
+    args: &ApplyArgs,
+    input: &ReplyInput,
+    parsed: &Parsed<'_>,
+    target: &Target<'_>,
+    interactive: bool,
+    timings: &mut Timings,
+) -> Result<Rendered, CliError> {
+    let mut shown: Option<Presentation> = None;
+    let mut resolve_team = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
+        let layers = Layers::new(Some(repo))
+            .with_team(team)
+            .map_err(|e| transaction::Error {
+                message: e.message,
+                hint: e.hint,
+            })?;
+        let (presentation, settings) = resolve(args, &layers).map_err(|e| transaction::Error {
+            message: e.message,
+            hint: e.hint,
+        })?;
+        shown = Some(presentation);
+        Ok(settings)
+    };
+    // How it is shown must be known before the team file is read (task
+    // lines stream while it runs): flags and git config decide that.
+    let (early, _) = resolve(args, &Layers::new(Some(repo)))?;
+    let streaming = early.format == Format::Text && early.output_mode == OutputMode::Stream;
+    // Streamed, warnings come first on stdout; otherwise they head the
+    // report (a server's result note holds them that way).
+    let warnings = render::warning_lines(parsed, early.format);
+    if streaming && !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
+    let hooks = terminal_hooks(streaming, interactive);
+    let applied = transaction::apply(
+        repo,
+        parsed,
+        &input.bytes,
+        target,
+        &mut resolve_team,
+        hooks,
+        timings,
+    )?;
+    let presentation = shown.unwrap_or(early);
+    if let Some(workdir) = repo.workdir() {
+        commands::record_always(workdir, &applied.always)?;
+    }
+    if presentation.error_detail == ErrorDetail::Debug {
+        print_timings(timings);
+    }
+    let mut report = if streaming {
+        Vec::new()
+    } else {
+        warnings.into_bytes()
+    };
+    render(
+        &mut report,
+        &|id: ObjectId| repo.short(id),
+        &presentation,
+        parsed,
+        &applied,
+        streaming,
+    )
+    .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    Ok(Rendered {
+        outcome: outcome_of(applied.ending),
+        applied,
+        report,
+    })
+}
+
+/// The terminal as the transaction's hooks: streamed task lines and
+/// command output, and the question about commands that are not approved.
+fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
+    Hooks {
+        ask: interactive.then(commands::terminal_question),
+        on_line: commands::output_lines(streaming),
+        on_task: Box::new(move |t| {
+            if streaming {
+                let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+            }
+        }),
+    }
+}
+
+fn print_timings(timings: &Timings) {
+    for (phase, spent) in &timings.phases {
+        eprintln!("clada: {phase}: {:.1} ms", spent.as_secs_f64() * 1e3);
+    }
+    eprintln!(
+        "clada: total: {:.1} ms",
+        timings.start.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+/// Whether a `--verify` command is set anywhere (flag, git config, or the
+/// team file as it is in the working tree now).
+fn verifies(args: &ApplyArgs, repo: &Repository) -> bool {
+    let team = repo
+        .workdir()
+        .and_then(|w| std::fs::read(w.join(transaction::TEAM_CONFIG)).ok());
+    Layers::new(Some(repo))
+        .with_team(team.as_deref())
+        .and_then(|layers| resolve(args, &layers))
+        .is_ok_and(|(_, s)| s.run.verify.is_some())
+}
+
+fn git_err(e: crate::git::GitError) -> CliError {
+    CliError::new(e.to_string())
+}
+
+fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliError> {
+    if let Some(rev) = &args.from_commit {
+        let id = repo.resolve_commit(rev).map_err(git_err)?;
+        let bytes = repo.commit_message(id).map_err(git_err)?;
+        return Ok(ReplyInput::from_bytes(format!("commit {rev}"), bytes));
+    }
+    if let Some(rev) = &args.from_note {
+        let notes_ref = Layers::new(Some(repo))
+            .get(
+                args.notes_ref.clone(),
+                "notesRef",
+                |s| Some(s.to_string()),
+                "",
+            )?
+            .unwrap_or_else(|| "refs/notes/clada-inbox".to_string());
+        let id = repo.resolve_commit(rev).map_err(git_err)?;
+        let Some(bytes) = repo.note(&notes_ref, id).map_err(git_err)? else {
+            return Err(
+                CliError::new(format!("commit {rev} has no note in {notes_ref}")).hint(format!(
+                    "add one with: git notes --ref {notes_ref} add -F reply.md {rev}"
+                )),
+            );
+        };
+        return Ok(ReplyInput::from_bytes(format!("note on {rev}"), bytes));
+    }
+    ReplyInput::read(args.input.as_deref())
+}
+
+/// Parses a reply with the front end of its syntax; an input over the
+/// size limit is one fatal diagnostic.
+pub(crate) fn parse_input<'a>(
+    input: &'a ReplyInput,
+    choice: Choice,
+    delims: &Delimiters,
+) -> Parsed<'a> {
+    match input.too_large {
+        Some(size) => {
+            let reply = csl::Reply {
+                source: "".into(),
+                operations: Vec::new(),
+                diagnostics: vec![csl::input::too_large(size)],
+            };
+            Parsed {
+                syntax: syntax::Syntax::Csl,
+                source: "".into(),
+                drafts: Vec::new(),
+                diagnostics: reply.diagnostics.clone(),
+                dropped: Vec::new(),
+                csl: Some(reply),
+            }
+        }
+        None => syntax::parse(&input.bytes, choice, delims),
+    }
+}
+
+/// A reply with fatal errors: nothing runs.
+fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
+    let fatal = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == Severity::Fatal)
+        .count();
+    let message = format!(
+        "FATAL: nothing was applied: the reply has {fatal} fatal error{}",
+        if fatal == 1 { "" } else { "s" }
+    );
+    match format {
+        Format::Json => render::write_json(&render::fatal_report(parsed, message))?,
+        Format::Text => {
+            write_stdout(|out| {
+                for d in parsed
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity() == Severity::Fatal)
+                {
+                    writeln!(
+                        out,
+                        "{}",
+                        csl::diagnostic::render(d, &parsed.source, origin)
+                    )?;
+                }
+                writeln!(out, "{message}")
+            })?;
+        }
+    }
+    Ok(Outcome::Fatal)
+}
+
+/// A result reached without the transaction (no operations): rendered
+/// like any other.
+fn finish_unapplied(
+    parsed: &Parsed<'_>,
+    presentation: &Presentation,
+    applied: Applied,
+) -> Result<Outcome, CliError> {
+    let warnings = render::warning_lines(parsed, presentation.format);
+    write_stdout(|w| {
+        w.write_all(warnings.as_bytes())?;
+        render(
+            w,
+            &|id: ObjectId| id.to_string(),
+            presentation,
+            parsed,
+            &applied,
+            false,
+        )
+    })?;
+    Ok(outcome_of(applied.ending))
+}
+
+/// `--no-git`: edit the current directory in place.
+fn run_no_git(
+    args: &ApplyArgs,
+    repo: Option<&Repository>,
+    delims: &Delimiters,
+    choice: Choice,
+) -> Result<Outcome, CliError> {
+    if args.from_commit.is_some() || args.from_note.is_some() {
+        return Err(CliError::new(
+            "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
+        ));
+    }
+    let input = ReplyInput::read(args.input.as_deref())?;
+    let parsed = parse_input(&input, choice, delims);
+    let layers = Layers::new(repo);
+    let (presentation, settings) = resolve(args, &layers)?;
+    if parsed.has_fatal() {
+        return finish_fatal(&parsed, &input.origin, presentation.format);
+    }
+    if settings.dry_run {
+        return Err(CliError::new(
+            "--dry-run with --no-git is not supported: there is no repository to compute the diff in",
+        ));
+    }
+    if parsed.is_empty() {
+        return finish_unapplied(&parsed, &presentation, transaction::no_operations(&parsed));
+    }
+    let allow_escape = layers
+        .get_bool(flag(args.allow_escape), "allowEscape")?
+        .unwrap_or(false);
+    let root = std::env::current_dir()
+        .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
+    let streaming =
+        presentation.format == Format::Text && presentation.output_mode == OutputMode::Stream;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let warnings = render::warning_lines(&parsed, presentation.format);
+    if !warnings.is_empty() {
+        let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
+    }
+    let applied = transaction::apply_in_dir(
+        &root,
+        &parsed,
+        &settings,
+        allow_escape,
+        terminal_hooks(streaming, interactive),
+    )?;
+    commands::record_always(&root, &applied.always)?;
+    write_stdout(|w| {
+        render(
+            w,
+            &|id: ObjectId| id.to_string(),
+            &presentation,
+            &parsed,
+            &applied,
+            streaming,
+        )
+    })?;
+    Ok(outcome_of(applied.ending))
+}

@@ -1,0 +1,250 @@
+//! The apply report, rendered: text for people (and the model that wrote
+//! the reply), one JSON document for agents (doc/report.md).
+
+use serde::Serialize;
+
+use crate::csl::{Diagnostic, Severity};
+use crate::git::ObjectId;
+use crate::report::text::task_lines_with_output;
+use crate::report::{Tally, TaskReport};
+use crate::syntax::Parsed;
+use crate::transaction::{Applied, Ending, Verified};
+
+use super::{ErrorDetail, Format, OutputMode};
+use crate::cli::{CliError, write_stdout};
+
+/// How a report is shown.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Presentation {
+    pub format: Format,
+    pub output_mode: OutputMode,
+    pub error_detail: ErrorDetail,
+}
+
+/// The JSON report (doc/report.md).
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    status: &'static str,
+    exit_code: u8,
+    message: String,
+    /// The syntax the reply was read as.
+    syntax: &'static str,
+    branch: Option<String>,
+    base: Option<String>,
+    pre: Option<String>,
+    post: Option<String>,
+    rejected_ref: Option<String>,
+    summary: Tally,
+    tasks: &'a [TaskReport],
+    diagnostics: &'a [Diagnostic],
+    worktree: JsonWorktree,
+    diff: Option<String>,
+    verify: Option<&'a Verified>,
+    /// What went wrong after the branch moved that the apply survived.
+    warnings: &'a [String],
+}
+
+#[derive(Serialize, Default)]
+struct JsonWorktree {
+    written: Vec<String>,
+    kept: Vec<JsonKept>,
+    /// Files that could not be written (path and error).
+    failed: Vec<JsonKept>,
+    /// Changed files left out of `pre` (names that are not UTF-8).
+    left_out: Vec<String>,
+    /// New files left out of `pre`: ignored before a reply changed the
+    /// ignore rules.
+    left_ignored: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonKept {
+    path: String,
+    reason: String,
+}
+
+/// The JSON document of an apply that stopped before it had a report.
+#[derive(Serialize)]
+pub(crate) struct JsonError<'a> {
+    pub status: &'static str,
+    pub exit_code: u8,
+    pub message: &'a str,
+    pub hint: Option<&'a str>,
+}
+
+pub(crate) fn write_json(value: &impl Serialize) -> Result<(), CliError> {
+    write_stdout(|out| {
+        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")
+    })
+}
+
+/// The JSON report of a reply with fatal errors.
+pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl Serialize + 'a {
+    JsonReport {
+        status: "fatal",
+        exit_code: 2,
+        message,
+        syntax: parsed.syntax.name(),
+        branch: None,
+        base: None,
+        pre: None,
+        post: None,
+        rejected_ref: None,
+        summary: Tally::default(),
+        tasks: &[],
+        diagnostics: &parsed.diagnostics,
+        worktree: JsonWorktree::default(),
+        diff: None,
+        verify: None,
+        warnings: &[],
+    }
+}
+
+/// The text report's warning lines (none in JSON, which lists diagnostics).
+pub(crate) fn warning_lines(parsed: &Parsed<'_>, format: Format) -> String {
+    if format != Format::Text {
+        return String::new();
+    }
+    parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == Severity::Warning)
+        .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
+        .collect()
+}
+
+/// Writes the report of `applied`. `streamed`: the task lines were
+/// printed as the tasks finished.
+pub(crate) fn render(
+    w: &mut dyn std::io::Write,
+    short: &dyn Fn(ObjectId) -> String,
+    presentation: &Presentation,
+    parsed: &Parsed<'_>,
+    applied: &Applied,
+    streamed: bool,
+) -> std::io::Result<()> {
+    let worktree = JsonWorktree {
+        written: applied.worktree.written.clone(),
+        kept: applied
+            .worktree
+            .kept
+            .iter()
+            .map(|(path, reason)| JsonKept {
+                path: path.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+        failed: applied
+            .worktree
+            .failed
+            .iter()
+            .map(|(path, reason)| JsonKept {
+                path: path.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+        left_out: applied.left_out.clone(),
+        left_ignored: applied.left_ignored.clone(),
+    };
+    if presentation.format == Format::Json {
+        let report = JsonReport {
+            status: applied.ending.name(),
+            exit_code: applied.ending.exit_code(),
+            message: applied.message.clone(),
+            syntax: parsed.syntax.name(),
+            branch: applied.branch.clone(),
+            base: applied.base.map(|id| id.to_string()),
+            pre: applied.pre.map(|id| id.to_string()),
+            post: applied.post.map(|id| id.to_string()),
+            rejected_ref: applied.rejected_ref.clone(),
+            summary: applied.tally,
+            tasks: &applied.reports,
+            diagnostics: &parsed.diagnostics,
+            worktree,
+            diff: applied.diff.clone(),
+            verify: applied.verify.as_ref(),
+            warnings: &applied.warnings,
+        };
+        serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
+        return w.write_all(b"\n");
+    }
+    let buffered = !streamed && presentation.output_mode == OutputMode::Buffer;
+    if buffered {
+        for t in &applied.reports {
+            w.write_all(task_lines_with_output(t).as_bytes())?;
+        }
+    }
+    if let Some(v) = &applied.verify {
+        if buffered {
+            for line in v.output.lines() {
+                writeln!(w, "[verify] {line}")?;
+            }
+        }
+        let status = if v.passed { "PASSED" } else { "FAILED" };
+        writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
+        for detail in &v.details {
+            writeln!(w, "    {detail}")?;
+        }
+    }
+    for kept in &worktree.kept {
+        writeln!(
+            w,
+            "kept {}: {}",
+            crate::quote::shown(&kept.path),
+            kept.reason
+        )?;
+    }
+    for warning in &applied.warnings {
+        writeln!(w, "warning: {warning}")?;
+    }
+    for failed in &worktree.failed {
+        writeln!(
+            w,
+            "not written {}: {}; the applied version is in the commit. Fix the cause (permissions? disk space?) and run any clada command: it writes the file then; until then its old content is never taken for your edit",
+            crate::quote::shown(&failed.path),
+            failed.reason
+        )?;
+    }
+    for path in &worktree.left_ignored {
+        writeln!(
+            w,
+            "left out {}: not in pre, because it was ignored before a reply changed the ignore rules; left as it is on disk (git add it yourself if it belongs in the repository)",
+            crate::quote::shown(path)
+        )?;
+    }
+    for path in &worktree.left_out {
+        writeln!(
+            w,
+            "left out {path}: not in pre (its name is not UTF-8); left as it is on disk"
+        )?;
+    }
+    if let Some(diff) = &applied.diff {
+        w.write_all(diff.as_bytes())?;
+    }
+    let ids = match (applied.pre, applied.post) {
+        (_, Some(post)) if !matches!(applied.ending, Ending::Rejected | Ending::BranchMoved) => {
+            let none = if applied.left_out.is_empty() {
+                "none (clean tree)"
+            } else {
+                "none (only files left out changed)"
+            };
+            let pre = applied.pre.map_or_else(|| none.to_string(), short);
+            format!(
+                " on {}: pre {pre}, post {}",
+                applied.branch.as_deref().unwrap_or("?"),
+                short(post)
+            )
+        }
+        _ => String::new(),
+    };
+    writeln!(w, "clada: {}{ids}", applied.message)?;
+    if applied.ending == Ending::Partial {
+        writeln!(
+            w,
+            "clada: partial: {} block(s) of the reply were not applied (see the SKIP lines above); send them again in the reply's syntax",
+            parsed.dropped.len()
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,360 @@
+//! Which syntax a reply is written in (syntaxes.md §2).
+//!
+//! Owns the block openers of every syntax and the choice between them. One
+//! pass over the lines finds blocks in document order: an opener at column
+//! 1 claims its block up to its closing line, and nothing inside a claimed
+//! block counts (a CSL WRITE of a `.patch` file holds diff headers that are
+//! content, not blocks). A block whose closing line never comes claims only
+//! its opener: the front end reports it, and detection must not swallow
+//! the rest of the reply. Only a syntax's own openers count; HTML, JSX and
+//! shell scripts have none of them.
+
+use super::Syntax;
+use crate::csl::Delimiters;
+
+/// One block of some syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub syntax: Syntax,
+    /// 1-based line of the opener.
+    pub line: u32,
+}
+
+/// The line that starts at byte `pos` of `text`, without its line end
+/// (LF, CRLF), and where the next one starts; `None` past the end.
+fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
+    if pos >= text.len() {
+        return None;
+    }
+    let rest = &text[pos..];
+    let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+        Some(n) => (&rest[..n], pos + n + 1),
+        None => (rest, text.len()),
+    };
+    Some((line.strip_suffix('\r').unwrap_or(line), next))
+}
+
+/// Every block in `text`, in document order. One pass, no copy of the
+/// lines: most lines are passed over on their first byte.
+pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
+    let csl_first = delims.start.as_bytes().first().copied();
+    let mut found = Vec::new();
+    let (mut pos, mut line_no) = (0, 1u32);
+    while let Some((line, next)) = line_at(text, pos) {
+        let first = line.as_bytes().first().copied();
+        let candidate = first
+            .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
+        let opened = if candidate {
+            opener(text, pos, line, next, delims)
+        } else {
+            None
+        };
+        let Some((syntax, close)) = opened else {
+            pos = next;
+            line_no += 1;
+            continue;
+        };
+        found.push(Block {
+            syntax,
+            line: line_no,
+        });
+        let end = close.unwrap_or(next);
+        line_no += memchr::memchr_iter(b'\n', &text.as_bytes()[pos..end]).count() as u32;
+        pos = end;
+    }
+    found
+}
+
+/// The syntax whose block opens with `line` (at `pos`, the next line at
+/// `next`), and where the line after its closing line starts (`None`: it
+/// never closes, or has no closing line of its own).
+fn opener(
+    text: &str,
+    pos: usize,
+    line: &str,
+    next: usize,
+    delims: &Delimiters,
+) -> Option<(Syntax, Option<usize>)> {
+    let first = *line.as_bytes().first()?;
+    let until = |pred: &dyn Fn(&str) -> bool| {
+        let mut at = next;
+        while let Some((l, after)) = line_at(text, at) {
+            if pred(l) {
+                return Some(after);
+            }
+            at = after;
+        }
+        None
+    };
+    // CSL first: its delimiters are configurable and may start with any
+    // character.
+    if let Some(rest) = line.strip_prefix(delims.start.as_str()) {
+        for name in ["WRITE", "SEARCH", "RUN", "TASKS"] {
+            if rest.starts_with(name) {
+                if name == "TASKS" {
+                    // Its operations are blocks of their own.
+                    return Some((Syntax::Csl, None));
+                }
+                let end = format!("{}END{}", delims.start, delims.end);
+                return Some((Syntax::Csl, until(&|l| l.trim_end() == end)));
+            }
+        }
+    }
+    match first {
+        b'<' => {
+            if conflict_marker(line, b'<', "SEARCH").is_some() {
+                return Some((
+                    Syntax::Aider,
+                    until(&|l| {
+                        conflict_marker(l, b'>', "REPLACE").is_some()
+                            || conflict_marker(l, b'+', "REPLACE").is_some()
+                    }),
+                ));
+            }
+            if line.trim_end() == "<<<FILE>>>" || line.trim_end() == "<<<EXPLANATION>>>" {
+                return Some((Syntax::Replacer, until(&|l| l.trim_end() == "<<<END>>>")));
+            }
+            cml_opener(line).map(|name| {
+                let self_closing = line.trim_end().ends_with("/>");
+                let close = format!("</{name}>");
+                let end = if self_closing || line.contains(&close) {
+                    Some(next)
+                } else {
+                    until(&|l| l.trim_start().starts_with(&close))
+                };
+                (Syntax::Cml, end)
+            })
+        }
+        b'-' => {
+            if conflict_marker(line, b'-', "SEARCH").is_some() {
+                return Some((
+                    Syntax::Aider,
+                    until(&|l| conflict_marker(l, b'+', "REPLACE").is_some()),
+                ));
+            }
+            diff_header(text, pos)
+        }
+        b'd' if line.starts_with("diff --git ") => {
+            // The `---`/`+++` pair after it opens the block; a header of
+            // its own (a rename, a mode change) is a block too.
+            let mut at = next;
+            while let Some((l, after)) = line_at(text, at) {
+                if l.starts_with("diff --git ") || l.starts_with("@@") {
+                    break;
+                }
+                if l.starts_with("--- ") {
+                    return diff_header(text, at);
+                }
+                at = after;
+            }
+            Some((Syntax::Diff, None))
+        }
+        b'*' if line.trim() == "*** Begin Patch" => {
+            Some((Syntax::Patch, until(&|l| l.trim() == "*** End Patch")))
+        }
+        b'#' => {
+            if let Some(id) = hashbang_id(line, "#!SHAM [@three-char-SHA-256:") {
+                let end = format!("#!END_SHAM_{id}");
+                return Some((Syntax::Sham, until(&|l| l.trim_end() == end)));
+            }
+            if let Some(id) = hashbang_id(line, "#!telt [3-char SHA:") {
+                let end = format!("--END {id}--");
+                return Some((Syntax::Telt, until(&|l| l.trim_end() == end)));
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// `<<<<<<< SEARCH` and its kin: 5 to 9 of `c`, optional spaces, `word`.
+/// Returns the number of marker characters.
+pub fn conflict_marker(line: &str, c: u8, word: &str) -> Option<usize> {
+    let n = line.bytes().take_while(|&b| b == c).count();
+    if !(5..=9).contains(&n) {
+        return None;
+    }
+    (line[n..].trim() == word).then_some(n)
+}
+
+/// The ID of a `#!SHAM [@three-char-SHA-256: ID]` or `#!telt [3-char SHA:
+/// ID]` line.
+fn hashbang_id<'l>(line: &'l str, prefix: &str) -> Option<&'l str> {
+    let rest = line.strip_prefix(prefix)?.trim_start();
+    let id = rest.split(']').next()?.trim();
+    (!id.is_empty() && id.len() <= 16 && id.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then_some(id)
+}
+
+/// A CML top-level element that opens here: its name, when the line starts
+/// with it and carries its required attribute.
+fn cml_opener(line: &str) -> Option<&'static str> {
+    const ELEMENTS: [(&str, &[&str]); 6] = [
+        ("tasks", &[]),
+        ("edit", &["path="]),
+        ("write", &["path="]),
+        ("run", &[]),
+        ("move", &["from=", "to="]),
+        ("remove", &["path="]),
+    ];
+    let rest = line.strip_prefix('<')?;
+    ELEMENTS.iter().find_map(|(name, required)| {
+        let after = rest.strip_prefix(name)?;
+        // `<tasks>`, `<tasks version="1.0">`, `<run>`; never `<runner>`.
+        let next = after.chars().next()?;
+        if !(next == '>' || next == ' ' || next == '/') {
+            return None;
+        }
+        required
+            .iter()
+            .all(|attr| after.contains(attr))
+            .then_some(*name)
+    })
+}
+
+/// A unified diff's file header at byte `pos` (`--- ` then `+++ `, then
+/// a hunk): the block runs over the hunks that follow.
+fn diff_header(text: &str, pos: usize) -> Option<(Syntax, Option<usize>)> {
+    let (minus, at) = line_at(text, pos)?;
+    let (plus, at) = line_at(text, at)?;
+    let (hunk, mut end) = line_at(text, at)?;
+    if !minus.starts_with("--- ") || !plus.starts_with("+++ ") || !hunk.starts_with("@@") {
+        return None;
+    }
+    while let Some((next, after)) = line_at(text, end) {
+        let hunk_line = next.starts_with("@@")
+            || next.starts_with(' ')
+            || next.starts_with('+')
+            || next.starts_with('\\')
+            || next.is_empty()
+            || (next.starts_with('-') && !next.starts_with("--- "));
+        if !hunk_line {
+            break;
+        }
+        end = after;
+    }
+    Some((Syntax::Diff, Some(end)))
+}
+
+/// The syntax with the most blocks; on a tie, any purpose-built syntax
+/// before `diff` (models show diffs in prose to explain), then the one
+/// whose first block comes first. `None` when there are no blocks.
+pub fn choose(blocks: &[Block]) -> Option<Syntax> {
+    let mut best: Option<(Syntax, usize, bool, u32)> = None;
+    for syntax in Syntax::ALL {
+        let mine = blocks.iter().filter(|b| b.syntax == syntax);
+        let count = mine.clone().count();
+        let Some(first) = mine.map(|b| b.line).min() else {
+            continue;
+        };
+        let purpose_built = syntax != Syntax::Diff;
+        let better = match best {
+            None => true,
+            Some((_, n, p, f)) => {
+                (count, purpose_built, std::cmp::Reverse(first)) > (n, p, std::cmp::Reverse(f))
+            }
+        };
+        if better {
+            best = Some((syntax, count, purpose_built, first));
+        }
+    }
+    best.map(|(s, ..)| s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn syntaxes(text: &str) -> Vec<(Syntax, u32)> {
+        blocks(text, &Delimiters::default())
+            .into_iter()
+            .map(|b| (b.syntax, b.line))
+            .collect()
+    }
+
+    #[test]
+    fn each_syntax_is_found_by_its_own_opener() {
+        let cases: &[(&str, Syntax)] = &[
+            ("<---WRITE file=\"a\"--->\nx\n<---END--->\n", Syntax::Csl),
+            (
+                "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                Syntax::Aider,
+            ),
+            (
+                "------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n",
+                Syntax::Aider,
+            ),
+            (
+                "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n",
+                Syntax::Patch,
+            ),
+            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", Syntax::Diff),
+            (
+                "#!SHAM [@three-char-SHA-256: k7m]\naction = \"file_write\"\n#!END_SHAM_k7m\n",
+                Syntax::Sham,
+            ),
+            (
+                "#!telt [3-char SHA: a1b]\n=== CREATE_FILE ===\n--END a1b--\n",
+                Syntax::Telt,
+            ),
+            (
+                "<<<FILE>>>\n/a\n<<<OVERWRITE>>>\nx\n<<<END>>>\n",
+                Syntax::Replacer,
+            ),
+            ("<write path=\"a\">x</write>\n", Syntax::Cml),
+            ("<remove path=\"a\"/>\n", Syntax::Cml),
+        ];
+        for (text, syntax) in cases {
+            let found = syntaxes(text);
+            let first = found.first().map(|(s, _)| *s);
+            assert_eq!(first, Some(*syntax), "{text:?}: {found:?}");
+            assert_eq!(found.len(), 1, "{text:?}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn prose_html_and_scripts_have_no_blocks() {
+        let text = "Here is the plan.\n\n```html\n<div class=\"x\">\n<run-button/>\n<write>\n</div>\n```\n\
+                    ```sh\n#!/bin/sh\necho '=== done ==='\ncat <<<\"x\"\n---\n```\n\
+                    | a | b |\n|---|---|\n<edit>\n";
+        assert_eq!(syntaxes(text), []);
+    }
+
+    #[test]
+    fn content_inside_a_block_is_not_a_block() {
+        let text = "<---WRITE file=\"fix.patch\"--->\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n<---END--->\n";
+        assert_eq!(syntaxes(text), [(Syntax::Csl, 1)]);
+    }
+
+    #[test]
+    fn the_most_blocks_win_and_diff_loses_ties() {
+        let csl = "<---WRITE file=\"a\"--->\nx\n<---END--->\n";
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let both = format!("{diff}{csl}");
+        assert_eq!(
+            choose(&blocks(&both, &Delimiters::default())),
+            Some(Syntax::Csl)
+        );
+        let two_diffs = format!("{diff}{diff}{csl}");
+        assert_eq!(
+            choose(&blocks(&two_diffs, &Delimiters::default())),
+            Some(Syntax::Diff)
+        );
+        assert_eq!(choose(&[]), None);
+    }
+
+    #[test]
+    fn blocks_carry_their_line_numbers() {
+        let text = "prose\r\n<---WRITE file=\"a\"--->\r\nx\r\n<---END--->\r\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\n*** Begin Patch\n*** End Patch";
+        assert_eq!(
+            syntaxes(text),
+            [(Syntax::Csl, 2), (Syntax::Diff, 6), (Syntax::Patch, 12)]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_block_claims_only_its_opener() {
+        let text = "<---WRITE file=\"a\"--->\nx\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n";
+        assert_eq!(syntaxes(text), [(Syntax::Csl, 1), (Syntax::Aider, 3)]);
+    }
+}

@@ -1,0 +1,383 @@
+//! Reply syntaxes: which one a reply is written in, and the front ends
+//! that turn each into drafts of the common plan (syntaxes.md).
+//!
+//! Owns the front-end interface: [`parse`] takes a reply's bytes and gives
+//! a [`Parsed`] — the syntax, the drafts in document order, every
+//! diagnostic (with a stable code), and the blocks it found but does not
+//! apply ([`Dropped`]: another syntax's blocks, markers off column 1).
+//! `plan` then checks paths and values the same way for every syntax.
+//! A front end does no I/O and knows nothing about git.
+//!
+//! Front ends: `csl` (over [`crate::csl`]) and `json`. The other syntaxes
+//! are recognised (`detect`) so that a reply in one of them is refused
+//! with a clear error instead of being taken for a reply without edits.
+
+pub mod csl;
+pub mod detect;
+pub mod json;
+
+use std::borrow::Cow;
+
+use crate::csl::{Delimiters, Diagnostic, DiagnosticKind, OpKind, Reply, Severity, Span};
+use crate::plan::Draft;
+
+/// A syntax a reply can be written in (syntaxes.md §2 names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Syntax {
+    Csl,
+    Cml,
+    Sham,
+    Telt,
+    Replacer,
+    Aider,
+    Patch,
+    Diff,
+    Json,
+}
+
+impl Syntax {
+    /// In the order detection prefers them on a tie of everything else.
+    pub const ALL: [Syntax; 9] = [
+        Syntax::Csl,
+        Syntax::Cml,
+        Syntax::Sham,
+        Syntax::Telt,
+        Syntax::Replacer,
+        Syntax::Aider,
+        Syntax::Patch,
+        Syntax::Diff,
+        Syntax::Json,
+    ];
+
+    /// The syntaxes this version reads.
+    pub const READ: [Syntax; 2] = [Syntax::Csl, Syntax::Json];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Syntax::Csl => "csl",
+            Syntax::Cml => "cml",
+            Syntax::Sham => "sham",
+            Syntax::Telt => "telt",
+            Syntax::Replacer => "replacer",
+            Syntax::Aider => "aider",
+            Syntax::Patch => "patch",
+            Syntax::Diff => "diff",
+            Syntax::Json => "json",
+        }
+    }
+
+    /// How a person calls it in a sentence.
+    pub fn title(self) -> &'static str {
+        match self {
+            Syntax::Csl => "CSL",
+            Syntax::Cml => "CML",
+            Syntax::Sham => "SHAM",
+            Syntax::Telt => "TELT",
+            Syntax::Replacer => "replacer",
+            Syntax::Aider => "aider SEARCH/REPLACE",
+            Syntax::Patch => "apply_patch",
+            Syntax::Diff => "unified diff",
+            Syntax::Json => "JSON",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Syntax> {
+        Syntax::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    pub fn is_read(self) -> bool {
+        Syntax::READ.contains(&self)
+    }
+
+    /// `csl, json`: the names of the syntaxes this version reads.
+    pub fn read_names() -> String {
+        Syntax::READ.map(Syntax::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Syntax {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `--syntax`: detect, or read only one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    #[default]
+    Auto,
+    Only(Syntax),
+}
+
+impl Choice {
+    /// `auto` or a syntax name.
+    pub fn from_name(name: &str) -> Option<Choice> {
+        match name {
+            "auto" => Some(Choice::Auto),
+            _ => Syntax::from_name(name).map(Choice::Only),
+        }
+    }
+}
+
+/// Something in the reply that looks like an operation but is not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub line: u32,
+    /// The operation it would have been, as far as known (TASKS for a
+    /// whole block of another syntax).
+    pub kind: OpKind,
+    /// What it is, for the report: "a SHAM block".
+    pub what: String,
+    /// Why it was not applied.
+    pub reason: String,
+}
+
+/// A reply read by its front end.
+#[derive(Debug)]
+pub struct Parsed<'a> {
+    pub syntax: Syntax,
+    /// The text the diagnostics' offsets refer to.
+    pub source: Cow<'a, str>,
+    /// In document order; empty when there is a fatal error.
+    pub drafts: Vec<Draft>,
+    /// Every problem, sorted by line.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Blocks that are not applied (each is also a warning).
+    pub dropped: Vec<Dropped>,
+    /// The CSL tree, for `parse --format json` of a CSL reply.
+    pub csl: Option<Reply<'a>>,
+}
+
+impl Parsed<'_> {
+    pub fn has_fatal(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity() == Severity::Fatal)
+    }
+
+    /// Whether any operation, top level or in a block, runs commands.
+    pub fn has_run(&self) -> bool {
+        if let Some(reply) = &self.csl {
+            return reply.has_run();
+        }
+        fn any(drafts: &[Draft]) -> bool {
+            drafts.iter().any(|d| match &d.action {
+                Some(crate::plan::Action::Run { .. }) => true,
+                Some(crate::plan::Action::Block(inner)) => any(inner),
+                _ => d.kind == OpKind::Run,
+            })
+        }
+        any(&self.drafts)
+    }
+
+    /// Whether the reply asks for nothing at all: no operation, valid or
+    /// not, and nothing dropped.
+    pub fn is_empty(&self) -> bool {
+        let no_operations = match &self.csl {
+            Some(reply) => reply.operations.is_empty(),
+            None => self.drafts.is_empty(),
+        };
+        no_operations && self.dropped.is_empty() && !self.has_fatal()
+    }
+
+    pub fn counts(&self) -> crate::csl::Counts {
+        crate::csl::Counts::of(&self.diagnostics)
+    }
+}
+
+/// Reads a reply's bytes (already within the size limit) in the syntax
+/// `choice` names or, for `auto`, the one detection picks.
+pub fn parse<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed<'a> {
+    parse_as(bytes, choice, delims, true)
+}
+
+/// [`parse`] for `git clada parse`, which shows a CSL reply's tree and
+/// never plans it: a CSL reply gets no drafts (they would copy every
+/// content of a 20 MB reply once more for nothing).
+pub fn check<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed<'a> {
+    parse_as(bytes, choice, delims, false)
+}
+
+fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool) -> Parsed<'a> {
+    let decoded = crate::csl::input::decode(bytes);
+    if decoded.diagnostic.is_some() {
+        // Invalid UTF-8 is fatal whatever the syntax; CSL's parse reports
+        // it with every other problem.
+        return from_csl(crate::csl::parse_bytes(bytes, delims), delims, plan);
+    }
+    let text: &'a str = match decoded.text {
+        Cow::Borrowed(text) => text,
+        // Only invalid UTF-8 makes an owned text, handled above.
+        Cow::Owned(_) => unreachable!("decode borrows valid UTF-8"),
+    };
+    let blocks = detect::blocks(text, delims);
+    let syntax = match choice {
+        Choice::Only(syntax) => syntax,
+        Choice::Auto => detect::choose(&blocks).unwrap_or_else(|| {
+            if json::looks_like_json(text) {
+                Syntax::Json
+            } else {
+                Syntax::Csl
+            }
+        }),
+    };
+    // Blocks of the other syntaxes are not applied: say where they are.
+    let foreign: Vec<detect::Block> = blocks
+        .iter()
+        .filter(|b| b.syntax != syntax && syntax != Syntax::Json)
+        .copied()
+        .collect();
+    let mut parsed = match syntax {
+        Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
+        Syntax::Json => json::parse(text),
+        other => unsupported(text, other, &blocks),
+    };
+    for block in foreign {
+        let title = block.syntax.title();
+        let article = if title.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        let what = format!("{article} {title} block");
+        let reason = format!(
+            "this reply is read as {} (one syntax per reply), so this {} block was not applied",
+            syntax.title(),
+            block.syntax.title()
+        );
+        parsed.diagnostics.push(warning(
+            &parsed.source,
+            block.line,
+            DiagnosticKind::ForeignBlock,
+            format!("{what} in a {} reply is not applied", syntax.title()),
+            Some(format!(
+                "write every operation of one reply in one syntax; send this one again as {}, or apply it on its own (--syntax {})",
+                syntax.title(),
+                block.syntax.name()
+            )),
+        ));
+        parsed.dropped.push(Dropped {
+            line: block.line,
+            kind: OpKind::Tasks,
+            what,
+            reason,
+        });
+    }
+    parsed.dropped.sort_by_key(|d| d.line);
+    parsed.diagnostics.sort_by_key(|d| (d.line, d.column));
+    parsed
+}
+
+/// A CSL reply; `plan`: with its drafts.
+fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a> {
+    let fatal = reply.has_fatal();
+    Parsed {
+        syntax: Syntax::Csl,
+        drafts: if fatal || !plan {
+            Vec::new()
+        } else {
+            csl::drafts(&reply, delims)
+        },
+        diagnostics: reply.diagnostics.clone(),
+        source: reply.source.clone(),
+        dropped: csl::dropped(&reply, delims),
+        csl: Some(reply),
+    }
+}
+
+/// A reply in a syntax this version recognises but does not read: fatal,
+/// so that nothing of it is taken for a reply without edits.
+fn unsupported<'a>(text: &'a str, syntax: Syntax, blocks: &[detect::Block]) -> Parsed<'a> {
+    let mine: Vec<u32> = blocks
+        .iter()
+        .filter(|b| b.syntax == syntax)
+        .map(|b| b.line)
+        .collect();
+    let line = mine.first().copied().unwrap_or(1);
+    let mut d = warning(
+        text,
+        line,
+        DiagnosticKind::UnsupportedSyntax,
+        format!(
+            "the reply is written in {} ({} block{}), which this version of git-clada does not read yet; nothing was applied",
+            syntax.title(),
+            mine.len(),
+            if mine.len() == 1 { "" } else { "s" }
+        ),
+        Some(format!(
+            "send the edits in one of the syntaxes it reads ({}); git clada prompt prints a CSL guide",
+            Syntax::read_names()
+        )),
+    );
+    d.kind = DiagnosticKind::UnsupportedSyntax;
+    Parsed {
+        syntax,
+        source: Cow::Borrowed(text),
+        drafts: Vec::new(),
+        diagnostics: vec![d],
+        dropped: Vec::new(),
+        csl: None,
+    }
+}
+
+/// A diagnostic on the whole of line `line` (1-based) of `text`.
+pub fn warning(
+    text: &str,
+    line: u32,
+    kind: DiagnosticKind,
+    message: String,
+    hint: Option<String>,
+) -> Diagnostic {
+    let line_start = line_start(text, line);
+    let end = text[line_start..]
+        .find(['\n', '\r'])
+        .map_or(text.len(), |n| line_start + n);
+    Diagnostic {
+        kind,
+        line,
+        column: 1,
+        line_start,
+        span: Span::new(line_start, end),
+        message,
+        hint,
+        operation: None,
+        task: None,
+    }
+}
+
+/// Byte offset where 1-based line `line` starts (the end for a line past
+/// the last).
+pub fn line_start(text: &str, line: u32) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .nth(line as usize - 2)
+        .map_or(text.len(), |n| n + 1)
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> u32 {
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() as u32 + 1
+}
+
+/// `git clada parse --format json`: the syntax, the operations and every
+/// diagnostic. A CSL reply's operations are its syntax tree (csl.md §7);
+/// any other reply's are the operation list of the `json` syntax. Either
+/// is valid `json` input, so parse and apply round-trip.
+impl serde::Serialize for Parsed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("syntax", self.syntax.name())?;
+        match &self.csl {
+            Some(reply) => map.serialize_entry("operations", &reply.operations)?,
+            None => {
+                let ops: Vec<json::OpForm<'_>> = self.drafts.iter().map(json::OpForm).collect();
+                map.serialize_entry("operations", &ops)?;
+            }
+        }
+        map.serialize_entry("diagnostics", &self.diagnostics)?;
+        map.end()
+    }
+}

@@ -1,0 +1,514 @@
+//! The apply transaction as a library (git.md §1): one entry point,
+//! [`apply`], that `git clada apply`, the post-commit hook and the server
+//! hook all call, and [`apply_in_dir`] for `--no-git`.
+//!
+//! Owns the order of the phases and what each decides: plan the parsed
+//! reply (`plan`), snapshot the user's work as `pre`, run the operations
+//! in memory (`apply::exec`), verify, commit `post` and attach the reply
+//! as a note (`commit`), move the branch with a compare-and-swap, update
+//! the working tree and index, and the result as data ([`Applied`]). It
+//! never reads arguments, prints or renders: the caller passes settings
+//! (a function of the team's `.clada/config.toml`, read from the state
+//! before the apply) and [`Hooks`] (the terminal question, output lines,
+//! finished tasks), and renders the result.
+//!
+//! The caller reads and parses the reply, refuses a fatal one, takes the
+//! lock and finishes an interrupted history switch first (`cli/apply.rs`).
+
+mod commit;
+mod diff;
+mod dir;
+mod verify;
+
+use std::time::{Duration, Instant};
+
+pub use commit::finish_interrupted_update;
+pub use dir::apply_in_dir;
+pub use verify::Verified;
+
+use crate::apply::exec::{ExecOptions, execute};
+use crate::csl::TaskId;
+use crate::git::commit::Identity;
+use crate::git::snapshot::Snapshot;
+use crate::git::workspace::GitWorkspace;
+use crate::git::worktree::WorktreeUpdate;
+use crate::git::{ObjectId, Repository};
+use crate::history::commits;
+use crate::plan::{Task, plan, refuse_names, refuse_run};
+use crate::report::{Tally, TaskReport};
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
+use crate::run::{Ask, Limits, OnLine, Runner};
+use crate::syntax::Parsed;
+
+/// The team's settings file, read from the state before the apply.
+pub const TEAM_CONFIG: &str = ".clada/config.toml";
+
+/// Why an apply stopped before it had a result (always exit 2).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub message: String,
+    /// What to do next.
+    pub hint: Option<String>,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Error {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl From<crate::git::GitError> for Error {
+    fn from(e: crate::git::GitError) -> Error {
+        Error::new(e.to_string())
+    }
+}
+
+/// Settings of commands (RUN and `--verify`).
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub timeout: Duration,
+    pub total_timeout: Option<Duration>,
+    pub max_output: usize,
+    pub verify: Option<String>,
+    /// `clada.sharedDirs`: the user's ignored directories linked into the
+    /// scratch tree.
+    pub shared_dirs: Vec<String>,
+}
+
+/// Resolved settings of one apply.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub dry_run: bool,
+    pub atomic: bool,
+    pub author: Identity,
+    pub exec: ExecOptions,
+    pub run: RunSettings,
+}
+
+/// What the caller hears while the apply runs.
+pub struct Hooks<'h> {
+    /// Asks whether to run a command line that is not approved; `None`
+    /// refuses it (no terminal).
+    pub ask: Option<Ask<'h>>,
+    /// Each line of command output, as it arrives.
+    pub on_line: OnLine<'h>,
+    /// Each task's report, as it finishes.
+    pub on_task: Box<dyn FnMut(&TaskReport) + 'h>,
+}
+
+impl Hooks<'_> {
+    /// Hears nothing; commands that are not approved are refused.
+    pub fn quiet() -> Hooks<'static> {
+        Hooks {
+            ask: None,
+            on_line: Box::new(|_, _| {}),
+            on_task: Box::new(|_| {}),
+        }
+    }
+}
+
+/// Where an apply lands, and what it may touch.
+pub struct Target<'a> {
+    /// The branch to advance (full ref name).
+    pub branch: &'a str,
+    /// Its commit, read under the lock (`None`: unborn).
+    pub base: Option<ObjectId>,
+    /// Whether the branch is checked out in this repository's working tree,
+    /// to be snapshot as `pre` first and updated afterwards. `false` in a
+    /// bare repository: `pre` is then the base itself.
+    pub worktree: bool,
+    /// Refuse every RUN before anything runs, for this reason (a server
+    /// without `clada.serverRun`).
+    pub refuse_run: Option<&'a str>,
+}
+
+/// How an apply ended (doc/report.md `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Every task succeeded, or nothing needed to change.
+    Success,
+    /// Some task failed or was skipped; the rest is applied.
+    Failed,
+    /// Blocks of the reply were dropped (another syntax, a marker off
+    /// column 1): what was read is applied, the rest is listed as SKIP.
+    Partial,
+    /// The reply holds no operation at all.
+    NoOperations,
+    /// `--atomic` with a failed task, or `--verify` failed: the branch was
+    /// not moved.
+    Rejected,
+    /// The branch moved during the apply; nothing was changed.
+    BranchMoved,
+}
+
+impl Ending {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Success => "success",
+            Ending::Failed => "failed",
+            Ending::Partial => "partial",
+            Ending::NoOperations => "no_operations",
+            Ending::Rejected => "rejected",
+            Ending::BranchMoved => "branch_moved",
+        }
+    }
+
+    /// The process exit status (apply.md §7).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Ending::Success => 0,
+            Ending::BranchMoved => 3,
+            _ => 1,
+        }
+    }
+
+    fn by_tally(tally: Tally) -> Ending {
+        if tally.all_succeeded() {
+            Ending::Success
+        } else {
+            Ending::Failed
+        }
+    }
+}
+
+/// What an apply did, for the caller to render.
+pub struct Applied {
+    pub ending: Ending,
+    /// One line: what happened to the branch, with the tally.
+    pub message: String,
+    /// The branch's short name.
+    pub branch: Option<String>,
+    pub base: Option<ObjectId>,
+    /// The pre commit, when one was made and the branch moved.
+    pub pre: Option<ObjectId>,
+    /// The post commit, if one was made (on the branch for `success`,
+    /// `failed` and `partial`).
+    pub post: Option<ObjectId>,
+    /// Where a rejected result is kept.
+    pub rejected_ref: Option<String>,
+    pub reports: Vec<TaskReport>,
+    pub tally: Tally,
+    pub worktree: WorktreeUpdate,
+    /// Changed files the snapshot left out (names that are not UTF-8,
+    /// quoted as git quotes them).
+    pub left_out: Vec<String>,
+    /// New files the snapshot left out because the ignore rules before a
+    /// reply changed them ignore them (`git::ignored`).
+    pub left_ignored: Vec<String>,
+    /// `--dry-run`: the diff that would be committed.
+    pub diff: Option<String>,
+    pub verify: Option<Verified>,
+    /// Command lines the user answered "always" to: the caller records
+    /// them in the working tree's approvals.
+    pub always: Vec<String>,
+    /// What went wrong after the branch moved that the apply survived
+    /// (the reply's note not written, say).
+    pub warnings: Vec<String>,
+}
+
+impl Applied {
+    fn new(ending: Ending, message: String) -> Applied {
+        Applied {
+            ending,
+            message,
+            branch: None,
+            base: None,
+            pre: None,
+            post: None,
+            rejected_ref: None,
+            reports: Vec::new(),
+            tally: Tally::default(),
+            worktree: WorktreeUpdate::default(),
+            left_out: Vec::new(),
+            left_ignored: Vec::new(),
+            diff: None,
+            verify: None,
+            always: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The result for a reply with no operation in any syntax read: nothing
+/// is touched, not even the lock.
+pub fn no_operations(parsed: &Parsed<'_>) -> Applied {
+    Applied::new(
+        Ending::NoOperations,
+        format!(
+            "no_operations: the reply holds no operations (read as {}); nothing was applied. git-clada reads {}; git clada prompt prints a guide to give the model",
+            parsed.syntax.title(),
+            crate::syntax::Syntax::read_names()
+        ),
+    )
+}
+
+/// The tasks of a reply: its plan (git's rules about names applied), then
+/// a SKIP task for each block it dropped (numbered after the last task).
+pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool) -> Vec<Task> {
+    let mut tasks = refuse_names(
+        plan(&parsed.drafts, allow_escape),
+        &crate::git::paths::refused_name,
+    );
+    let after = parsed.drafts.last().map_or(0, |d| d.task.top);
+    for (next, dropped) in (after + 1..).zip(&parsed.dropped) {
+        tasks.push(Task::Skipped {
+            task: TaskId {
+                top: next,
+                sub: None,
+            },
+            line: dropped.line,
+            skip: crate::plan::Skip {
+                kind: dropped.kind,
+                target: Some(dropped.what.clone()),
+                reasons: vec![(dropped.line, dropped.reason.clone())],
+                error_type: None,
+            },
+        });
+    }
+    tasks
+}
+
+/// The ending of an apply whose branch moved (or would move), by its
+/// tasks and by whether the reply dropped blocks.
+fn ending_of(tally: Tally, parsed: &Parsed<'_>) -> Ending {
+    if !parsed.dropped.is_empty() {
+        Ending::Partial
+    } else {
+        Ending::by_tally(tally)
+    }
+}
+
+/// Phase timings, for `--error-detail debug`.
+pub struct Timings {
+    pub start: Instant,
+    last: Instant,
+    pub phases: Vec<(&'static str, Duration)>,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        let now = Instant::now();
+        Timings {
+            start: now,
+            last: now,
+            phases: Vec::new(),
+        }
+    }
+}
+
+impl Timings {
+    pub fn mark(&mut self, phase: &'static str) {
+        let now = Instant::now();
+        self.phases.push((phase, now - self.last));
+        self.last = now;
+    }
+}
+
+/// The runner of one apply's commands.
+fn runner<'h>(
+    run: &RunSettings,
+    approvals: Approvals,
+    start: Instant,
+    hooks: &mut Hooks<'h>,
+) -> Runner<'h> {
+    let limits = Limits {
+        timeout: run.timeout,
+        deadline: run.total_timeout.map(|t| start + t),
+        max_output: run.max_output,
+    };
+    let on_line = std::mem::replace(&mut hooks.on_line, Box::new(|_, _| {}));
+    Runner::new(approvals, limits, hooks.ask.take(), on_line)
+}
+
+/// The caller's settings, given the team's `.clada/config.toml` as it is
+/// in the state before the apply (`None` when there is none).
+pub type ResolveSettings<'s> = dyn FnMut(Option<&[u8]>) -> Result<Settings, Error> + 's;
+
+/// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
+/// snapshot (with a working tree), operations in memory, post commit, note,
+/// compare-and-swap of `target.branch`, working tree update.
+///
+/// `settings` is called once, with the team's `.clada/config.toml` as it
+/// is in the state before the apply (`None` when there is none).
+pub fn apply(
+    repo: &Repository,
+    parsed: &Parsed<'_>,
+    reply: &[u8],
+    target: &Target<'_>,
+    settings: &mut ResolveSettings<'_>,
+    mut hooks: Hooks<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, Error> {
+    let (branch, base) = (target.branch, target.base);
+    let base_tree = repo.tree_of(base)?;
+    let mut left_ignored = Vec::new();
+    let snapshot = if target.worktree {
+        // Files an earlier update could not write are written now, if
+        // they can be; those still stale are not the user's edits.
+        let (_, stale) = repo.retry_unwritten()?;
+        let mut snapshot =
+            repo.snapshot_with(base_tree, false, &|p| stale.iter().any(|s| s == p))?;
+        left_ignored = repo.leave_out_unignored(&mut snapshot, base)?;
+        snapshot
+    } else {
+        Snapshot {
+            tree: base_tree,
+            paths: Vec::new(),
+            index: None,
+            left_out: Vec::new(),
+        }
+    };
+    timings.mark("snapshot (status)");
+    let team = repo.file_in_tree(snapshot.tree, TEAM_CONFIG)?;
+    let mut settings = settings(team.as_deref())?;
+    settings.exec.feedback_until = Some(timings.start + crate::apply::feedback::BUDGET);
+
+    let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
+        base
+    } else {
+        // Content only the index holds (staged, then changed on disk) is
+        // kept as a second parent, as `git stash` does: the index is
+        // brought to the applied commit afterwards, and undo restores it.
+        let mut parents: Vec<ObjectId> = base.into_iter().collect();
+        if let Some(index_tree) = snapshot.index {
+            let message = format!("{} staged content before apply\n", commits::INDEX);
+            let index = repo.commit(&settings.author, &message, index_tree, &parents)?;
+            parents.push(index);
+        }
+        let message = format!("{} snapshot before apply\n", commits::PRE);
+        let pre = repo.commit(&settings.author, &message, snapshot.tree, &parents)?;
+        crate::fault::point("pre-committed");
+        Some(pre)
+    };
+
+    let mut tasks = tasks_of(parsed, false);
+    if let Some(reason) = target.refuse_run {
+        tasks = refuse_run(tasks, reason);
+    }
+    let has_run = tasks.iter().any(Task::runs_commands);
+    // Approvals come from the state before the apply, never from the
+    // reply; a malformed store matters only to a reply that runs commands.
+    let approvals = match repo.file_in_tree(snapshot.tree, ALLOWED_COMMANDS)? {
+        Some(bytes) if has_run => Approvals::parse(&bytes).map_err(|e| {
+            Error::new(e).hint(format!(
+                "fix {ALLOWED_COMMANDS} (git clada allow --list reads it), then apply again"
+            ))
+        })?,
+        _ => Approvals::default(),
+    };
+    let head = pre.ok_or_else(|| branch.to_string());
+    let mut files = GitWorkspace::new(repo, snapshot.tree, head, settings.run.shared_dirs.clone())?;
+    let mut runner = runner(&settings.run, approvals, timings.start, &mut hooks);
+    let reports = execute(&tasks, &mut files, &settings.exec, &mut runner, |t| {
+        (hooks.on_task)(t)
+    });
+    let tally = Tally::of(&reports);
+    let post_tree = files.write_tree()?;
+    let changed = repo.tree_changes(snapshot.tree, post_tree)?;
+    // Verification runs the user's own command on a change: never on a
+    // server that refuses commands (the team file there comes from
+    // whoever pushed), and not when nothing changed (there is nothing to
+    // accept or reject).
+    let verify = settings
+        .run
+        .verify
+        .as_ref()
+        .filter(|_| target.refuse_run.is_none());
+    let verified = match verify {
+        Some(command) if !changed.is_empty() => {
+            Some(verify::verify(command, &mut files, &mut runner))
+        }
+        _ => None,
+    };
+    let always = std::mem::take(&mut runner.always);
+    timings.mark("pre commit, operations, post tree");
+
+    let mut out = if changed.is_empty() {
+        let mut o = Applied::new(
+            ending_of(tally, parsed),
+            format!("nothing changed; the branch was not moved ({tally})"),
+        );
+        if settings.dry_run {
+            o.diff = Some(String::new());
+        }
+        o
+    } else if settings.dry_run {
+        let paths: Vec<String> = snapshot
+            .paths
+            .iter()
+            .map(|(p, _)| p.clone())
+            .chain(changed.iter().map(|c| c.path.clone()))
+            .collect();
+        let diff = diff::unified_diff(repo, base_tree, post_tree, &paths)?;
+        let mut o = match &verified {
+            Some(v) if !v.passed => Applied::new(
+                Ending::Failed,
+                format!("dry run: nothing was changed; {} ({tally})", v.message),
+            ),
+            _ => Applied::new(
+                ending_of(tally, parsed),
+                format!("dry run: nothing was changed ({tally})"),
+            ),
+        };
+        o.diff = Some(diff);
+        o
+    } else {
+        let mut o = commit::commit_and_advance(
+            repo,
+            &settings,
+            reply,
+            &reports,
+            tally,
+            target,
+            pre,
+            post_tree,
+            &snapshot,
+            changed,
+            verified.as_ref(),
+            timings,
+        )?;
+        if matches!(o.ending, Ending::Success | Ending::Failed) {
+            o.ending = ending_of(tally, parsed);
+        }
+        // A file that could not be written leaves the working tree behind
+        // the branch: not a success, whatever the tasks did.
+        if !o.worktree.failed.is_empty() && o.ending == Ending::Success {
+            o.ending = Ending::Failed;
+            o.message = format!(
+                "{}; {} could not be written to your working tree (see the lines above)",
+                o.message,
+                crate::apply::exec::plural(o.worktree.failed.len(), "file")
+            );
+        }
+        o
+    };
+    out.verify = verified;
+    out.left_out = snapshot.left_out.clone();
+    out.left_ignored = left_ignored;
+    out.branch = Some(
+        branch
+            .strip_prefix("refs/heads/")
+            .unwrap_or(branch)
+            .to_string(),
+    );
+    out.base = base;
+    // Only a pre commit that was made is reported (a clean tree has none).
+    out.pre = match out.post {
+        Some(_) => pre.filter(|p| Some(*p) != base),
+        None => None,
+    };
+    out.reports = reports;
+    out.tally = tally;
+    out.always = always;
+    timings.mark("working tree, index");
+    Ok(out)
+}
