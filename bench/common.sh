@@ -49,6 +49,33 @@ bench_build() {
     bin=$root/target/release/git-clada
 }
 
+# bench_reply SHAPE SIZE SEED: the reply bench/gen_reply.py generates for
+# these (deterministic), in $reply, and its size in $input_bytes. It is
+# reused while it is newer than the generator, because generating takes
+# seconds. Exits 2 if `git-clada parse` finds a fatal error in it: the
+# benchmarks time the normal path, not diagnostic rendering.
+bench_reply() {
+    mkdir -p "$root/bench/out"
+    reply=$root/bench/out/reply-$1-seed$3-$2.md
+    if [[ ! -s $reply || $root/bench/gen_reply.py -nt $reply ]]; then
+        echo "generating $reply ..."
+        python3 "$root/bench/gen_reply.py" --shape "$1" --size "$2" --seed "$3" "$reply" >/dev/null
+    fi
+    input_bytes=$(wc -c <"$reply")
+    echo "input: $reply ($input_bytes bytes, $(wc -l <"$reply") lines)"
+    # `parse` exits 2 on fatal errors, so capture the status without set -e.
+    local summary status
+    set +e
+    summary=$("$bin" parse --format text "$reply" | tail -n 1)
+    status=${PIPESTATUS[0]}
+    set -e
+    echo "check: $summary"
+    if [[ $status -eq 2 || $summary != *" 0 fatal,"* ]]; then
+        echo "the generated reply has fatal errors (exit $status); fix bench/gen_reply.py" >&2
+        exit 2
+    fi
+}
+
 # bench_hermetic: a hermetic git for everything after it: no system or user
 # configuration, no variables from a calling git (hooks), an empty HOME for
 # gix's lookups too. Name and e-mail are in each benchmark repository's own

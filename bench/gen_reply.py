@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Generate a large, realistic CSL reply for benchmarking `git-clada parse`.
 
-Usage: gen_reply.py OUTPUT [--size BYTES] [--seed N]
+Usage: gen_reply.py OUTPUT [--size BYTES] [--seed N] [--shape mixed|many-blocks]
 
 The output is deterministic for a given seed and size (only `random.Random`
 with a fixed seed is used, never the clock or hash ordering), so numbers from
 different machines and commits measure the same input.
 
-What the reply contains, and why:
+What a reply of the default `mixed` shape contains, and why:
   * prose paragraphs, headings, bullet lists and markdown fences between
     operations: the parser must skip them line by line at top level and
     between operations inside TASKS;
@@ -20,6 +20,11 @@ What the reply contains, and why:
   * quotes, backslashes, tabs and non-ASCII text, so the JSON writer has to
     escape (the common case for source code);
   * a small fraction of blocks with CRLF line ends (most replies are LF).
+
+The `many-blocks` shape is the other extreme: only short lines (at most 85
+characters, about 35 bytes on average) in many small operations (about 1,500
+operations and 28,000 lines per MB), so the per-line and per-operation costs
+dominate instead of the per-byte ones. See SmallBlocks below.
 
 Nothing in it is an error: no line in prose or content starts with the marker
 start delimiter, so the benchmark measures the success path. bench/parse.sh
@@ -275,14 +280,75 @@ class Gen:
         return lines
 
 
+class SmallBlocks(Gen):
+    """Many small blocks of short lines: a reply of many quick edits.
+
+    Per 20 MB about 30,000 operations and 570,000 lines of at most
+    MAX_LINE characters; WRITE, SEARCH (some range), RUN and TASKS mixed as
+    in the default shape, with a line or two of prose between them.
+    """
+
+    MAX_LINE = 85
+
+    def long_line(self):
+        # No very long lines here: a lock-file style hash instead.
+        alphabet = string.ascii_letters + string.digits + "+/"
+        return "integrity sha512-" + "".join(self.r.choice(alphabet) for _ in range(60))
+
+    def code_lines(self, n):
+        # Source as edits show it: short lines, a blank one now and then.
+        lines = super().code_lines(n)
+        return ["" if self.r.random() < 0.12 else line[: self.MAX_LINE] for line in lines]
+
+    def paragraph(self):
+        # One or two sentences, always hard-wrapped.
+        text = " ".join(self.sentence() for _ in range(self.r.randint(1, 2)))
+        lines, cur = [], ""
+        for w in text.split(" "):
+            if len(cur) + len(w) + 1 > 78 and cur:
+                lines.append(cur)
+                cur = w
+            else:
+                cur = f"{cur} {w}" if cur else w
+        lines.append(cur)
+        return lines
+
+    def prose(self):
+        kind = self.r.random()
+        if kind < 0.3:
+            out = [("#" * self.r.randint(1, 3) + " " + self.sentence().rstrip(".:?"))[: self.MAX_LINE]]
+        elif kind < 0.45:
+            out = [f"- {self.sentence()}"[: self.MAX_LINE] for _ in range(self.r.randint(1, 3))]
+        else:
+            out = self.paragraph()
+        out.append("")
+        return out
+
+    def content(self):
+        lines = self.code_lines(self.r.randint(1, 28))
+        if self.r.random() < 0.1:
+            lines.append("")
+        return lines
+
+    def search_op(self):
+        # The default shape's SEARCH, with a shorter replacement.
+        out = super().search_op()
+        replace = out.index("<---REPLACE--->")
+        return out[: replace + 1] + out[replace + 1 : -1][:12] + ["<---END--->"]
+
+
+SHAPES = {"mixed": Gen, "many-blocks": SmallBlocks}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("output")
     ap.add_argument("--size", type=int, default=20_000_000)
     ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--shape", choices=SHAPES, default="mixed")
     args = ap.parse_args()
 
-    g = Gen(args.seed)
+    g = SHAPES[args.shape](args.seed)
     chunks, total = [], 0
     # Stop at the first block boundary past the target: blocks are small
     # (tens of KB at most), so the overshoot is well under 1 %.

@@ -1,8 +1,11 @@
 //! `git clada parse`: check a reply without applying anything.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 
+use crate::csl::input::MAX_INPUT;
 use crate::csl::{self, Counts, OpKind};
 use crate::plan::{Action, Draft};
 use crate::syntax::Parsed;
@@ -57,18 +60,22 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         .ok()
         .flatten();
     let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
-    let input = ReplyInput::read(args.input.as_deref())?;
+    let mapped = args.input.as_deref().and_then(map_large_file);
+    let input = match &mapped {
+        Some((origin, _)) => ReplyInput::from_bytes(origin.clone(), Vec::new()),
+        None => ReplyInput::read(args.input.as_deref())?,
+    };
+    let bytes = mapped
+        .as_ref()
+        .map_or(&input.bytes[..], |(_, map)| &map[..]);
     let parsed = match input.too_large {
         Some(_) => parse_input(&input, choice, &delims),
-        None => crate::syntax::check(&input.bytes, choice, &delims),
+        None => crate::syntax::check(bytes, choice, &delims),
     };
-    write_stdout(|out| match args.format {
-        Format::Json => {
-            serde_json::to_writer(&mut *out, &parsed).map_err(std::io::Error::from)?;
-            out.write_all(b"\n")
-        }
-        Format::Text => write_text(out, &parsed, &input.origin),
-    })?;
+    match args.format {
+        Format::Json => write_json(&parsed),
+        Format::Text => write_stdout(|out| write_text(out, &parsed, &input.origin)),
+    }?;
     let counts = parsed.counts();
     Ok(if counts.fatal > 0 {
         Outcome::Fatal
@@ -77,6 +84,59 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     } else {
         Outcome::Success
     })
+}
+
+/// Files smaller than this are read: mapping one costs about as much.
+const MAP_MIN: u64 = 1 << 20;
+
+/// Maps `path` into memory if it is a regular file of at least [`MAP_MIN`]
+/// bytes and within the input limit; `None` otherwise, or if mapping fails
+/// (reading it will then say why, if it cannot be read either). Returns
+/// the name for diagnostics and the mapping.
+///
+/// Reading a large reply copies it into fresh memory, whose pages the
+/// kernel zeroes and maps one by one: for a 20 MB reply about 9 ms, a third
+/// of a whole `parse`. A mapping uses the page cache's pages as they are.
+fn map_large_file(path: &Path) -> Option<(String, memmap2::Mmap)> {
+    if path == Path::new("-") {
+        return None;
+    }
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() < MAP_MIN || meta.len() > MAX_INPUT as u64 {
+        return None;
+    }
+    // SAFETY: the mapping is only read, by this command alone, which
+    // writes no file; its contents change only if another process writes
+    // the reply file during the parse (then the output is garbage, or the
+    // process ends with SIGBUS if the file is truncated), as for git or
+    // ripgrep, which map the files they read in the same way. `apply`,
+    // which may write the reply file itself, reads it instead.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    Some((path.display().to_string(), map))
+}
+
+/// Writes the parsed reply as JSON to stdout, treating a closed pipe (`| head`)
+/// as a normal end, as [`write_stdout`] does.
+///
+/// Through a handle of its own on stdout rather than `std::io::stdout()`,
+/// which is line-buffered: that looks for the last line end in everything
+/// written, and the JSON, as large as the reply, has a single one, at its
+/// end. `json_writer` buffers.
+fn write_json(parsed: &Parsed<'_>) -> Result<(), CliError> {
+    let result = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| {
+            let mut out = File::from(fd);
+            csl::json_writer::to_writer(&mut out, parsed)?;
+            out.write_all(b"\n")
+        });
+    match result {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::new(format!("cannot write the output: {e}"))),
+    }
 }
 
 pub(crate) fn write_text(

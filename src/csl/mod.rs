@@ -6,13 +6,15 @@
 //!
 //! Layers, lowest first: `input` (bytes to text), `lexer` (lines and marker
 //! lines), `parser` (the context-sensitive state machine), `validate`
-//! (semantic rules), then `json` and `print` (output) and `diagnostic`
-//! (the problem model and its text rendering).
+//! (semantic rules, which the parser applies to each operation it closes),
+//! then `json` and `print` (output; `json_writer` writes the JSON) and
+//! `diagnostic` (the problem model and its text rendering).
 
 pub mod ast;
 pub mod diagnostic;
 pub mod input;
 pub mod json;
+pub mod json_writer;
 mod lexer;
 mod parser;
 pub mod print;
@@ -128,13 +130,13 @@ pub fn parse_bytes<'a>(bytes: &'a [u8], delims: &Delimiters) -> Reply<'a> {
     let mut diagnostics: Vec<Diagnostic> = decoded.diagnostic.into_iter().collect();
     match decoded.text {
         Cow::Borrowed(text) => {
-            let operations = parse_into(text, delims, &mut diagnostics);
+            let operations = parser::parse(text, delims, &mut diagnostics);
             finish(Cow::Borrowed(text), operations, diagnostics, delims)
         }
         Cow::Owned(text) => {
             // Invalid UTF-8 is fatal: the tree is only needed for its
             // diagnostics, so it need not borrow from the owned text.
-            let operations = parse_into(&text, delims, &mut diagnostics);
+            let operations = parser::parse(&text, delims, &mut diagnostics);
             drop(operations);
             finish(Cow::Owned(text), Vec::new(), diagnostics, delims)
         }
@@ -144,18 +146,8 @@ pub fn parse_bytes<'a>(bytes: &'a [u8], delims: &Delimiters) -> Reply<'a> {
 /// Parses and validates reply text (already decoded, BOM removed).
 pub fn parse<'a>(text: &'a str, delims: &Delimiters) -> Reply<'a> {
     let mut diagnostics = Vec::new();
-    let operations = parse_into(text, delims, &mut diagnostics);
+    let operations = parser::parse(text, delims, &mut diagnostics);
     finish(Cow::Borrowed(text), operations, diagnostics, delims)
-}
-
-fn parse_into<'a>(
-    text: &'a str,
-    delims: &Delimiters,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<Operation<'a>> {
-    let operations = parser::parse(text, delims, diags);
-    validate::validate(text, &operations, diags);
-    operations
 }
 
 fn finish<'a>(

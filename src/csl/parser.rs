@@ -3,21 +3,26 @@
 //! Owns context sensitivity (csl.md §5): which markers are recognised in which
 //! state, what is content and what is prose, and recovery after an error so
 //! that one pass reports every fatal problem. One transition function per
-//! kind of state, driven line by line; no backtracking.
+//! kind of state, driven line by line (runs of lines that cannot be markers
+//! at once); no backtracking. Each operation is validated as it closes.
 
 use std::borrow::Cow;
 
+use foldhash::HashSet;
+
 use super::Delimiters;
 use super::ast::{Attr, Body, OpKind, Operation, Span, TaskId};
-use super::diagnostic::{Diagnostic, DiagnosticKind as K};
-use super::lexer::{Line, Lines, Marker, MarkerError, marker_name, read_marker};
+use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
+use super::lexer::{Line, Marker, MarkerError, Piece, Pieces, Plain, marker_name, read_marker};
+use super::validate;
 
 /// Marker names that are not operations but mean something inside one.
 const END: &str = "END";
 const TO: &str = "TO";
 const REPLACE: &str = "REPLACE";
 
-/// Parses `src` into operations, appending problems to `diags`.
+/// Parses `src` into operations and validates them, appending problems to
+/// `diags`.
 pub fn parse<'a>(
     src: &'a str,
     delims: &Delimiters,
@@ -34,15 +39,18 @@ pub fn parse<'a>(
         last_line: 0,
         unrecognised: None,
         last_closed: None,
+        fatal_lines: HashSet::default(),
+        fatal_seen: 0,
     };
-    for line in Lines::new(src) {
-        p.last_line = line.number;
-        if p.open.is_some() {
-            p.in_operation(line);
-        } else {
-            p.in_prose(line);
+    let mut pieces = Pieces::new(src, delims);
+    for piece in &mut pieces {
+        match piece {
+            Piece::Plain(run) => p.plain_lines(run),
+            Piece::Line(line) if p.open.is_some() => p.in_operation(line),
+            Piece::Line(line) => p.in_prose(line),
         }
     }
+    p.last_line = pieces.lines_read();
     p.finish();
     p.ops
 }
@@ -118,6 +126,14 @@ struct OpenOp<'a> {
     end_in_to: Option<u32>,
 }
 
+impl OpenOp<'_> {
+    /// Adds the lines from byte `start` to `end` to the current section.
+    fn add_content(&mut self, start: usize, end: usize) {
+        let start = self.content.map_or(start, |span| span.start);
+        self.content = Some(Span::new(start, end));
+    }
+}
+
 /// Where an operation was closed.
 #[derive(Debug, Clone, Copy)]
 struct Closed {
@@ -147,12 +163,16 @@ struct Parser<'a, 'd> {
     tasks: Option<OpenTasks<'a>>,
     open: Option<OpenOp<'a>>,
     next_task: u32,
+    /// The number of lines, once all are read.
     last_line: u32,
     /// Line of the last marker with an unknown name that was left as prose,
     /// to explain a stray END later.
     unrecognised: Option<u32>,
     /// The last operation closed, to explain a stray END later.
     last_closed: Option<Closed>,
+    /// The lines of the fatal diagnostics among the first `fatal_seen`.
+    fatal_lines: HashSet<u32>,
+    fatal_seen: usize,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -330,7 +350,7 @@ impl<'a> Parser<'a, '_> {
                     Some(OpKind::Tasks),
                 );
             }
-            self.ops.push(Operation {
+            let op = Operation {
                 line: tasks.line,
                 line_start: tasks.line_start,
                 task,
@@ -338,7 +358,9 @@ impl<'a> Parser<'a, '_> {
                 body: Body::Tasks {
                     operations: tasks.operations,
                 },
-            });
+            };
+            self.validate(&op);
+            self.ops.push(op);
             return;
         }
         if had_error {
@@ -446,12 +468,17 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// Lines that cannot be markers: content of the open operation, or
+    /// prose, which needs nothing.
+    fn plain_lines(&mut self, run: Plain) {
+        if let Some(open) = &mut self.open {
+            open.add_content(run.start, run.end);
+        }
+    }
+
     fn content_line(&mut self, line: Line<'a>, section: Section) {
         let open = self.open.as_mut().expect("called with an open operation");
-        open.content = Some(match open.content {
-            Some(span) => Span::new(span.start, line.end()),
-            None => Span::new(line.start, line.end()),
-        });
+        open.add_content(line.start, line.end());
         let kind = open.kind;
         if section == Section::To
             && matches!(marker_name(line.text, self.delims), Some((END, true)))
@@ -671,8 +698,34 @@ impl<'a> Parser<'a, '_> {
             body,
         };
         match &mut self.tasks {
+            // Validated with its block, which may turn out unterminated.
             Some(tasks) => tasks.operations.push(op),
-            None => self.ops.push(op),
+            None => {
+                self.validate(&op);
+                self.ops.push(op);
+            }
+        }
+    }
+
+    /// Appends the semantic diagnostics of a closed top-level operation
+    /// and of its children. Done as it closes, while its marker line is
+    /// still in the cache: done over the finished tree, the checks were a
+    /// cache miss per operation.
+    ///
+    /// An operation whose marker line has a fatal error is not checked (see
+    /// `validate_one`); every fatal error of a marker line is known once
+    /// its operation is closed.
+    fn validate(&mut self, op: &Operation<'a>) {
+        for d in &self.diags[self.fatal_seen..] {
+            if d.severity() == Severity::Fatal {
+                self.fatal_lines.insert(d.line);
+            }
+        }
+        self.fatal_seen = self.diags.len();
+        for op in std::iter::once(op).chain(op.children()) {
+            if !self.fatal_lines.contains(&op.line) {
+                validate::validate_one(self.src, op, self.diags);
+            }
         }
     }
 

@@ -7,30 +7,7 @@
 //! skipped. The messages are the spec's, word for word.
 
 use super::ast::{Attr, Body, OpKind, Operation};
-use std::collections::HashSet;
-
-use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
-
-/// Appends the semantic diagnostics of `ops` (and their children) to `diags`.
-///
-/// An operation whose marker line has a fatal error is not checked: its
-/// attributes were not all read, and "Missing required attribute 'file'"
-/// for a badly quoted `file` would be false.
-pub fn validate(src: &str, ops: &[Operation<'_>], diags: &mut Vec<Diagnostic>) {
-    let broken: HashSet<u32> = diags
-        .iter()
-        .filter(|d| d.severity() == Severity::Fatal)
-        .map(|d| d.line)
-        .collect();
-    let all = ops
-        .iter()
-        .flat_map(|op| std::iter::once(op).chain(op.children()));
-    for op in all {
-        if !broken.contains(&op.line) {
-            validate_one(src, op, diags);
-        }
-    }
-}
+use super::diagnostic::{Diagnostic, DiagnosticKind as K};
 
 /// A `count` value: a positive integer or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +40,12 @@ pub fn parse_append(value: &str) -> Option<bool> {
     }
 }
 
-fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
+/// Appends the semantic diagnostics of `op`, not of its children, to
+/// `diags`. The parser calls it for every operation it closes, except
+/// those whose marker line has a fatal error: their attributes were not all
+/// read, and "Missing required attribute 'file'" for a badly quoted `file`
+/// would be false.
+pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
     let kind = op.kind();
     let mut invalid = |k: K, message: &str, hint: String| {
         diags.push(Diagnostic {
@@ -78,9 +60,7 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
             task: Some(op.task),
         });
     };
-    if matches!(kind, OpKind::Write | OpKind::Search)
-        && op.attr("file").is_none_or(|f| f.trim().is_empty())
-    {
+    if matches!(kind, OpKind::Write | OpKind::Search) && op.attr("file").is_none_or(is_blank) {
         invalid(
             K::MissingFile,
             "Missing required attribute 'file'",
@@ -110,20 +90,20 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
         );
     }
     match &op.body {
-        Body::Run { content } if content.trim().is_empty() => invalid(
+        Body::Run { content } if is_blank(content) => invalid(
             K::EmptyRun,
             "Empty content not allowed for RUN operation",
             "put one command per line between the RUN marker and END".to_string(),
         ),
         Body::Search { pattern, to, .. } => {
-            if pattern.trim().is_empty() {
+            if is_blank(pattern) {
                 invalid(
                     K::EmptyPattern,
                     "Empty search pattern not allowed",
                     "copy the exact lines to find, from the current file, between SEARCH and REPLACE (or TO)".to_string(),
                 );
             }
-            if to.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            if to.as_deref().is_some_and(is_blank) {
                 invalid(
                     K::EmptyTo,
                     "Empty TO pattern not allowed",
@@ -138,6 +118,12 @@ fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
             diags.push(unknown_attribute(src, op, attr));
         }
     }
+}
+
+/// Whether `s` is empty or only whitespace. Unlike `trim`, it stops at the
+/// first other character instead of also trimming from the end.
+fn is_blank(s: &str) -> bool {
+    s.chars().all(char::is_whitespace)
 }
 
 fn unknown_attribute(src: &str, op: &Operation<'_>, attr: &Attr<'_>) -> Diagnostic {

@@ -44,6 +44,7 @@ type Closers = std::collections::HashMap<String, (usize, Option<usize>)>;
 pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
     let csl_first = delims.start.as_bytes().first().copied();
     let mut closers = Closers::new();
+    let csl_end = CslEnd::new(delims);
     let mut found = Vec::new();
     let (mut pos, mut line_no) = (0, 1u32);
     while let Some((line, next)) = line_at(text, pos) {
@@ -51,7 +52,7 @@ pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
         let candidate = first
             .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
         let opened = if candidate {
-            opener(text, pos, line, next, delims, &mut closers)
+            opener(text, pos, line, next, delims, &csl_end, &mut closers)
         } else {
             None
         };
@@ -80,6 +81,7 @@ fn opener(
     line: &str,
     next: usize,
     delims: &Delimiters,
+    csl_end: &CslEnd,
     closers: &mut Closers,
 ) -> Option<(Syntax, Option<usize>)> {
     let first = *line.as_bytes().first()?;
@@ -114,8 +116,17 @@ fn opener(
                     // Its operations are blocks of their own.
                     return Some((Syntax::Csl, None));
                 }
-                let end = format!("{}END{}", delims.start, delims.end);
-                return Some((Syntax::Csl, until("csl", &|l| l.trim_end() == end)));
+                // Searched for by its text (most replies are CSL: this is
+                // the hot path), remembered like the other closing lines.
+                if let Some(&(from, found)) = closers.get("csl")
+                    && from <= next
+                    && found.is_none_or(|end| end > next)
+                {
+                    return Some((Syntax::Csl, found));
+                }
+                let found = csl_end.after(text, next);
+                closers.insert("csl".to_string(), (next, found));
+                return Some((Syntax::Csl, found));
             }
         }
     }
@@ -187,6 +198,40 @@ fn opener(
             None
         }
         _ => None,
+    }
+}
+
+/// A CSL block's closing line, `<---END--->` with the reply's delimiters,
+/// found by searching for its text rather than by looking at every line
+/// of the block: a reply of many small blocks has hundreds of thousands of
+/// content lines. Made once per reply.
+struct CslEnd {
+    line: String,
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl CslEnd {
+    fn new(delims: &Delimiters) -> CslEnd {
+        let line = format!("{}END{}", delims.start, delims.end);
+        let finder = memchr::memmem::Finder::new(line.as_bytes()).into_owned();
+        CslEnd { line, finder }
+    }
+
+    /// Where the line after the first END line at or after `from` (a line
+    /// start) starts; trailing whitespace is allowed on the END line.
+    fn after(&self, text: &str, from: usize) -> Option<usize> {
+        let bytes = text.as_bytes();
+        for hit in self.finder.find_iter(&bytes[from..]) {
+            let at = from + hit;
+            if at > from && bytes[at - 1] != b'\n' {
+                continue;
+            }
+            let (line, next) = line_at(text, at)?;
+            if line.trim_end() == self.line {
+                return Some(next);
+            }
+        }
+        None
     }
 }
 

@@ -50,6 +50,32 @@ fn reads_standard_input_with_dash_or_without_a_file() {
 }
 
 #[test]
+fn a_large_file_parses_as_the_same_reply_on_standard_input() {
+    // Over 1 MiB, so `parse FILE` maps the file instead of reading it;
+    // with a BOM, CRLF content, an error and a non-ASCII end.
+    let dir = scratch();
+    let block = "<---WRITE file=\"a\"--->\r\nx\r\n<---END--->\n<---RUN--->\n<---END--->\n";
+    let reply = format!("\u{feff}{}ü", block.repeat(30_000));
+    assert!(reply.len() > 1 << 20);
+    std::fs::write(dir.path().join("big.md"), &reply).unwrap();
+    let from_file = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "big.md"])
+        .assert()
+        .code(1);
+    let from_stdin = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "-"])
+        .write_stdin(reply)
+        .assert()
+        .code(1);
+    let (file_json, stdin_json) = (
+        &from_file.get_output().stdout,
+        &from_stdin.get_output().stdout,
+    );
+    assert_eq!(file_json, stdin_json);
+    assert_eq!(json(file_json)["operations"][59_999]["type"], "RUN");
+}
+
+#[test]
 fn text_format_shows_source_line_caret_hint_and_summary() {
     let dir = scratch();
     std::fs::write(
