@@ -307,21 +307,14 @@ mod tests {
                 .set_modified(old)
                 .unwrap();
         }
-        // A killed clada recorded HEAD's and main's locks, not other's,
-        // at the time it took them.
-        std::mem::forget(RefIntent::record(git, &[head.clone(), branch.clone()]));
-        std::fs::File::options()
-            .write(true)
-            .open(git.join(INTENT))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
         // A lock made long before the record is not the dead clada's.
         let older = git.join("refs/heads/older.lock");
         std::fs::File::create(&older)
             .unwrap()
             .set_modified(old - Duration::from_secs(30))
             .unwrap();
+        // A killed clada recorded HEAD's and main's locks (and the older
+        // one), not other's, at the time it took them.
         std::mem::forget(RefIntent::record(
             git,
             &[head.clone(), branch.clone(), older.clone()],
