@@ -371,11 +371,22 @@ impl Repository {
         // takes its place.
         let removals = plan.changed.iter().filter(|c| c.after.is_none());
         let writes = plan.changed.iter().filter(|c| c.after.is_some());
+        // Paths outside a sparse checkout's cone (skip-worktree in the
+        // index) stay off the disk, as git keeps them: only their index
+        // entries change, and they keep the flag.
+        let sparse: std::collections::BTreeSet<String> = if force {
+            Default::default()
+        } else {
+            self.skip_worktree_paths(plan.changed.iter().map(|c| c.path.as_str()))?
+        };
         for c in removals.chain(writes) {
             let state = c
                 .after
                 .map_or(Final::Absent, |(id, kind)| Final::Entry(id, kind));
             finals.insert(c.path.clone(), state);
+            if sparse.contains(&c.path) {
+                continue;
+            }
             // A file that cannot be written is reported, not fatal: the
             // branch has moved already and the rest must still be done.
             if force {
@@ -438,7 +449,13 @@ impl Repository {
                     entry.id = *id;
                     entry.mode = mode;
                     entry.stat = stat;
-                    entry.flags = gix::index::entry::Flags::empty();
+                    // A sparse entry stays sparse (an extended flag).
+                    use gix::index::entry::Flags;
+                    entry.flags = if entry.flags.contains(Flags::SKIP_WORKTREE) {
+                        entry.flags & (Flags::SKIP_WORKTREE | Flags::EXTENDED)
+                    } else {
+                        Flags::empty()
+                    };
                 }
                 other => {
                     if other.is_some() {
@@ -735,6 +752,36 @@ impl Repository {
     }
 
     /// `f` of the index the status last read, if it is kept.
+    /// Which of `paths` the index marks skip-worktree (outside a sparse
+    /// checkout's cone), from the index the status read or, without one,
+    /// the index file.
+    fn skip_worktree_paths<'p>(
+        &self,
+        paths: impl Iterator<Item = &'p str>,
+    ) -> Result<std::collections::BTreeSet<String>, GitError> {
+        let pick = |index: &gix::index::File, paths: Vec<&str>| {
+            paths
+                .into_iter()
+                .filter(|p| {
+                    index
+                        .entry_by_path(p.as_bytes().as_bstr())
+                        .is_some_and(|e| e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
+                })
+                .map(str::to_owned)
+                .collect()
+        };
+        let paths: Vec<&str> = paths.collect();
+        if let Some(found) = self.with_kept_index(|index| pick(index, paths.clone())) {
+            return Ok(found);
+        }
+        match self.read_index_file() {
+            Ok(index) => Ok(pick(&index, paths)),
+            // No index yet (an unborn branch): nothing is sparse.
+            Err(_) if !self.repo.index_path().exists() => Ok(Default::default()),
+            Err(e) => Err(e),
+        }
+    }
+
     pub(super) fn with_kept_index<R>(&self, f: impl FnOnce(&gix::index::File) -> R) -> Option<R> {
         self.last_index.borrow().as_ref().map(|read| f(&read.file))
     }

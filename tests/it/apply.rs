@@ -1017,3 +1017,38 @@ fn without_git_a_rolled_back_block_restores_what_it_replaced() {
     }
     assert_eq!(read(r, "notes"), "my notes\n");
 }
+
+/// A file outside a sparse checkout's cone is edited in the commit and
+/// its index entry, never written to disk, and the next apply does not
+/// take its absence for a deletion.
+#[test]
+fn files_outside_a_sparse_checkout_stay_off_the_disk_and_in_the_branch() {
+    let dir = repo(&[("in/a.txt", "a\n"), ("out/x.txt", "x\n")]);
+    let d = dir.path();
+    git(d, &["sparse-checkout", "set", "in"]);
+    assert!(!d.join("out").exists(), "git took out/ off the disk");
+    let reply = "<---SEARCH file=\"out/x.txt\"--->\nx\n<---REPLACE--->\nX\n<---END--->\n\
+                 <---WRITE file=\"in/a.txt\"--->\nA\n<---END--->\n";
+    let done = apply(d, &["-"], reply).success();
+    let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+    assert!(!said.contains("kept"), "{said}");
+    assert!(
+        !d.join("out").exists(),
+        "clada did not write outside the cone"
+    );
+    assert_eq!(read(d, "in/a.txt"), "A\n");
+    assert_eq!(out(d, &["show", "main:out/x.txt"]), "X");
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+    apply(
+        d,
+        &["-"],
+        "<---WRITE file=\"in/b.txt\"--->\nb\n<---END--->\n",
+    )
+    .success();
+    assert_eq!(
+        out(d, &["show", "main:out/x.txt"]),
+        "X",
+        "not deleted by the next apply"
+    );
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+}
