@@ -300,7 +300,12 @@ impl Repository {
     }
 
     /// What is on disk at `path`, never following a symbolic link.
-    fn disk_at(&self, workdir: &Path, path: &str) -> Result<Disk, GitError> {
+    fn disk_at(
+        &self,
+        workdir: &Path,
+        path: &str,
+        conv: &mut super::convert::Convert<'_>,
+    ) -> Result<Disk, GitError> {
         let mut dir = workdir.to_path_buf();
         let parts: Vec<&str> = path.split('/').collect();
         for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
@@ -332,7 +337,9 @@ impl Repository {
             } else {
                 EntryKind::Blob
             };
-            (std::fs::read(&full).map_err(read)?, kind)
+            // As `git add` would store it (through git's filters).
+            let id = conv.hash_file(workdir, path, &full)?;
+            return Ok(Disk::File(Entry { id, kind }));
         } else {
             return Ok(Disk::Other);
         };
@@ -345,12 +352,14 @@ impl Repository {
     /// is not the expected content, with why. Empty: the switch is safe.
     pub fn switch_conflicts(&self, switch: &Switch) -> Result<Vec<(String, String)>, GitError> {
         let workdir = self.switch_workdir()?;
+        let mut conv = super::convert::Convert::new(self);
+        let sparse = self.skip_worktree_paths(switch.disk.iter().map(|m| m.path.as_str()))?;
         // Paths whose file goes away, and whose disk content is the
         // expected one: a directory holding only those will be empty.
         let mut removed: BTreeSet<&str> = BTreeSet::new();
         let mut now: BTreeMap<&str, Disk> = BTreeMap::new();
-        for m in &switch.disk {
-            let disk = self.disk_at(&workdir, &m.path)?;
+        for m in switch.disk.iter().filter(|m| !sparse.contains(&m.path)) {
+            let disk = self.disk_at(&workdir, &m.path, &mut conv)?;
             if m.to.is_none() && m.from.is_some() && Some(&disk) == m.from.map(Disk::File).as_ref()
             {
                 removed.insert(m.path.as_str());
@@ -358,7 +367,7 @@ impl Repository {
             now.insert(m.path.as_str(), disk);
         }
         let mut conflicts = Vec::new();
-        for m in &switch.disk {
+        for m in switch.disk.iter().filter(|m| !sparse.contains(&m.path)) {
             let touches_submodule = [m.from, m.to]
                 .iter()
                 .flatten()
@@ -475,14 +484,18 @@ impl Repository {
     pub fn run_switch(&self, switch: &Switch) -> Result<SwitchReport, GitError> {
         let workdir = self.switch_workdir()?;
         let mut report = SwitchReport::default();
+        let mut conv = super::convert::Convert::new(self);
+        // Paths outside a sparse checkout's cone stay off the disk.
+        let sparse = self.skip_worktree_paths(switch.disk.iter().map(|m| m.path.as_str()))?;
         let files = |m: &&Move| {
-            [m.from, m.to]
-                .iter()
-                .flatten()
-                .all(|e| is_file_kind(e.kind))
+            !sparse.contains(&m.path)
+                && [m.from, m.to]
+                    .iter()
+                    .flatten()
+                    .all(|e| is_file_kind(e.kind))
         };
         for m in switch.disk.iter().filter(files).filter(|m| m.to.is_none()) {
-            match self.disk_at(&workdir, &m.path)? {
+            match self.disk_at(&workdir, &m.path, &mut conv)? {
                 Disk::Missing | Disk::Blocked(_) => {}
                 disk if Some(disk.clone()) == m.from.map(Disk::File) => {
                     let full = workdir.join(&m.path);
@@ -500,7 +513,7 @@ impl Repository {
         }
         for m in switch.disk.iter().filter(files) {
             let Some(to) = m.to else { continue };
-            match self.write_entry(&workdir, m, to) {
+            match self.write_entry(&workdir, m, to, &mut conv) {
                 Ok(None) => report.written += 1,
                 Ok(Some(reason)) => report.kept.push((m.path.clone(), reason)),
                 Err(e) => report
@@ -516,9 +529,15 @@ impl Repository {
 
     /// Writes `to` at `m.path` unless the disk holds something other than
     /// `m.from` (or `to` already). `Some(reason)` when left alone.
-    fn write_entry(&self, workdir: &Path, m: &Move, to: Entry) -> Result<Option<String>, GitError> {
+    fn write_entry(
+        &self,
+        workdir: &Path,
+        m: &Move,
+        to: Entry,
+        conv: &mut super::convert::Convert<'_>,
+    ) -> Result<Option<String>, GitError> {
         let full = workdir.join(&m.path);
-        let disk = self.disk_at(workdir, &m.path)?;
+        let disk = self.disk_at(workdir, &m.path, conv)?;
         if disk == Disk::File(to) {
             return Ok(None);
         }
@@ -554,7 +573,10 @@ impl Repository {
                 ));
             }
         }
-        let bytes = self.blob(to.id)?;
+        let mut bytes = self.blob(to.id)?;
+        if to.kind != EntryKind::Link {
+            bytes = conv.for_worktree(workdir, &m.path, bytes)?;
+        }
         let parent = full.parent().unwrap_or(workdir).to_path_buf();
         std::fs::create_dir_all(&parent)
             .map_err(|e| GitError::op(format!("create the directory of {}", m.path), e))?;
@@ -592,12 +614,17 @@ impl Repository {
             return Ok(());
         }
         let hash = self.repo.object_hash();
+        let conv = super::convert::Convert::new(self);
         let (mut lock, mut index, _intent) = self.lock_and_read_index()?;
         let mut replace: BTreeMap<&str, Option<Entry>> = BTreeMap::new();
+        let mut sparse: BTreeSet<&str> = BTreeSet::new();
         for m in moves {
-            let current = index
-                .entry_by_path(m.path.as_bytes().as_bstr())
-                .and_then(|e| kind_of_index_mode(e.mode).map(|kind| Entry { id: e.id, kind }));
+            let found = index.entry_by_path(m.path.as_bytes().as_bstr());
+            if found.is_some_and(|e| e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)) {
+                sparse.insert(m.path.as_str());
+            }
+            let current =
+                found.and_then(|e| kind_of_index_mode(e.mode).map(|kind| Entry { id: e.id, kind }));
             if current == m.to {
                 continue;
             }
@@ -617,12 +644,22 @@ impl Repository {
         index.remove_entries(|_, path, _| replace.contains_key(path.to_str_lossy().as_ref()));
         for (path, entry) in &replace {
             let Some(entry) = entry else { continue };
-            let stat =
-                disk_stat_if_matches(&workdir.join(path), entry.id, hash).unwrap_or_default();
+            // A converted or sparse file is not the blob's bytes on disk:
+            // a zero stat makes git look at the content.
+            let stat = if sparse.contains(path) || conv.applies(workdir, path) {
+                Default::default()
+            } else {
+                disk_stat_if_matches(&workdir.join(path), entry.id, hash).unwrap_or_default()
+            };
+            let flags = if sparse.contains(path) {
+                gix::index::entry::Flags::SKIP_WORKTREE | gix::index::entry::Flags::EXTENDED
+            } else {
+                gix::index::entry::Flags::empty()
+            };
             index.dangerously_push_entry(
                 stat,
                 entry.id,
-                gix::index::entry::Flags::empty(),
+                flags,
                 index_mode(entry.kind),
                 path.as_bytes().as_bstr(),
             );

@@ -755,7 +755,7 @@ impl Repository {
     /// Which of `paths` the index marks skip-worktree (outside a sparse
     /// checkout's cone), from the index the status read or, without one,
     /// the index file.
-    fn skip_worktree_paths<'p>(
+    pub(super) fn skip_worktree_paths<'p>(
         &self,
         paths: impl Iterator<Item = &'p str>,
     ) -> Result<std::collections::BTreeSet<String>, GitError> {

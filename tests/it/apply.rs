@@ -932,6 +932,13 @@ fn autocrlf_and_eol_attributes_are_honoured_in_the_working_tree() {
         );
         assert_eq!(read(d, "b.txt"), "b\r\n");
         assert_eq!(out(d, &["status", "--porcelain"]), "");
+        // Undo brings the checked-out form back too.
+        let undone = clada(d, d).args(["undo", "2"]).assert().success();
+        let said = String::from_utf8(undone.get_output().stderr.clone()).unwrap();
+        assert!(!said.contains("kept"), "{said}");
+        assert_eq!(read(d, "a.txt"), "one\r\ntwo\r\n");
+        assert!(!d.join("b.txt").exists());
+        assert_eq!(out(d, &["status", "--porcelain"]), "");
     }
 }
 
@@ -1050,5 +1057,14 @@ fn files_outside_a_sparse_checkout_stay_off_the_disk_and_in_the_branch() {
         "X",
         "not deleted by the next apply"
     );
+    assert_eq!(out(d, &["status", "--porcelain"]), "");
+    // Undo keeps the cone too.
+    clada(d, d).args(["undo", "2"]).assert().success();
+    assert!(
+        !d.join("out").exists(),
+        "undo did not write outside the cone"
+    );
+    assert_eq!(out(d, &["show", "main:out/x.txt"]), "x");
+    assert_eq!(read(d, "in/a.txt"), "a\n");
     assert_eq!(out(d, &["status", "--porcelain"]), "");
 }
