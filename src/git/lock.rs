@@ -94,8 +94,13 @@ const INTENT: &str = "clada-ref-intent";
 /// clada dead is that clada's.
 const INTENT_LOCK_AGE: Duration = Duration::from_secs(2);
 
-/// How far apart a recorded lock file's and the record's times may be.
-const INTENT_SLACK: Duration = Duration::from_secs(1);
+/// How long after the record a lock file it names may have been made
+/// (or last written, the index's being written in chunks) to count.
+const INTENT_SLACK: Duration = Duration::from_secs(60);
+
+/// How much earlier than the record a lock file may look and still count:
+/// two files' timestamps can tick apart by a filesystem's granularity.
+const INTENT_TICK: Duration = Duration::from_millis(10);
 
 impl RefIntent {
     /// Records `locks` (best effort: without the record a killed update's
@@ -131,16 +136,21 @@ fn remove_intended_locks(git_dir: &Path) {
     for line in text.lines().filter(|l| !l.is_empty()) {
         let lock = PathBuf::from(line);
         let age = |p: &Path| modified(p).and_then(|t| t.elapsed().ok());
-        // The dead clada took its locks within moments of recording them;
-        // a lock made long before or after is someone else's.
+        // The dead clada made its locks after recording them (a lock made
+        // before the record is another program's, which it was waiting
+        // for), and not long after.
         let Some(made) = modified(&lock) else {
             continue;
         };
-        let apart = made
-            .duration_since(recorded)
-            .or_else(|e| Ok::<_, ()>(e.duration()))
-            .unwrap_or_default();
-        if apart > INTENT_SLACK {
+        let after_record = made.duration_since(recorded).ok().or_else(|| {
+            // Timestamps of two files may tick apart by a little.
+            recorded
+                .duration_since(made)
+                .ok()
+                .filter(|d| *d <= INTENT_TICK)
+                .map(|_| Duration::ZERO)
+        });
+        if after_record.is_none_or(|d| d > INTENT_SLACK) {
             continue;
         }
         let Some(current) = age(&lock) else {

@@ -707,6 +707,13 @@ impl Repository {
         &self,
     ) -> Result<(gix::lock::File, gix::index::File, super::lock::RefIntent), GitError> {
         let index_path = self.repo.index_path();
+        // Recorded before the lock is taken, so that no moment holds the
+        // lock unrecorded; a lock another program made before the record
+        // is never taken for clada's (`lock::remove_intended_locks`).
+        let intent = super::lock::RefIntent::record(
+            self.repo.git_dir(),
+            &[index_path.with_extension("lock")],
+        );
         let lock = gix::lock::File::acquire_to_update_resource(
             &index_path,
             gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(5)),
@@ -714,11 +721,6 @@ impl Repository {
             0,
         )
         .map_err(|e| GitError::op("lock the index", e))?;
-        // Recorded once the lock is ours: never a lock another program holds.
-        let intent = super::lock::RefIntent::record(
-            self.repo.git_dir(),
-            &[index_path.with_extension("lock")],
-        );
         // Under git's lock nobody else writes the index: if the file is
         // still the one the status read, that read is as good as a new one.
         let stamp = IndexStamp::of(&index_path);
