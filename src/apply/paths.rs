@@ -160,6 +160,11 @@ fn move_now<F: Files>(files: &mut F, from: &RepoPath, to: &RepoPath, overwrite: 
         }
         .into()),
         (_, Some(_)) if !overwrite => Err(exists("exists".to_string())),
+        // On a case-insensitive filesystem the two names are one file:
+        // writing the "target" and removing the source would lose it.
+        (_, Some(_)) if from.as_str().eq_ignore_ascii_case(to.as_str()) => Err(exists(format!(
+            "differs from {from} only in case (on a case-insensitive filesystem the two are one file); move it through another name, in two moves"
+        ))),
         (Some(Entry::Link), _) => Err(FilesError::Symlink {
             path: from.to_string(),
         }

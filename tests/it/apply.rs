@@ -1068,3 +1068,25 @@ fn files_outside_a_sparse_checkout_stay_off_the_disk_and_in_the_branch() {
     assert_eq!(read(d, "in/a.txt"), "a\n");
     assert_eq!(out(d, &["status", "--porcelain"]), "");
 }
+
+/// Two names that differ only in case are one file on a case-insensitive
+/// filesystem: a move between them with overwrite is refused everywhere
+/// rather than lose the file there.
+#[test]
+fn a_move_between_names_that_differ_only_in_case_is_refused() {
+    let dir = scratch();
+    let r = dir.path();
+    std::fs::write(r.join("Readme.md"), "mine\n").unwrap();
+    std::fs::write(r.join("README.md"), "other\n").unwrap();
+    let reply = r#"[{"op": "move", "from": "Readme.md", "to": "README.md", "overwrite": true}]"#;
+    let done = apply(r, &["--no-git", "--format", "json", "-"], reply).code(1);
+    let report = json(&done);
+    assert_eq!(report["tasks"][0]["error_type"], "target_exists");
+    assert!(
+        report["tasks"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only in case")
+    );
+    assert_eq!(read(r, "Readme.md"), "mine\n");
+}
