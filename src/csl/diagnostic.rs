@@ -196,9 +196,12 @@ pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
         let shown = text.replace('\t', "    ");
         let _ = writeln!(out, "{pad} |");
         let _ = writeln!(out, "{} | {}", d.line, shown);
-        let lead = &text[..d.span.start.saturating_sub(d.line_start).min(text.len())];
+        // A span from any front end may fall inside a character: the caret
+        // goes to the character it is in (rendering never panics).
+        let at = floor_boundary(text, d.span.start.saturating_sub(d.line_start));
+        let lead = &text[..at];
         let lead_width: usize = lead.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum();
-        let under_end = d.span.end.saturating_sub(d.line_start).min(text.len());
+        let under_end = floor_boundary(text, d.span.end.saturating_sub(d.line_start));
         let under_start = lead.len();
         let width = text
             .get(under_start..under_end.max(under_start))
@@ -215,6 +218,15 @@ pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
         let _ = writeln!(out, "{pad} = hint: {hint}");
     }
     out
+}
+
+/// `at`, or the start of the character it falls in, within `text`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The line that starts at `line_start`, without its line end; `None` when

@@ -102,6 +102,16 @@ impl<'t> Reader<'t> {
     }
 
     fn push(&mut self, offset: usize, kind: DiagnosticKind, message: String, hint: &str) {
+        // serde_json counts columns in bytes: its place may be inside a
+        // character.
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let end = self.text[offset..]
+            .chars()
+            .next()
+            .map_or(offset, |c| offset + c.len_utf8());
         let line = line_of(self.text, offset);
         let start = line_start(self.text, line);
         let column = crate::csl::column(self.text, start, offset);
@@ -110,7 +120,7 @@ impl<'t> Reader<'t> {
             line,
             column,
             line_start: start,
-            span: Span::new(offset, offset + 1),
+            span: Span::new(offset, end),
             message,
             hint: Some(hint.to_string()),
             operation: None,
@@ -1196,6 +1206,19 @@ mod tests {
         assert_eq!(content, "<---END--->\nx");
         assert_eq!(diags, [(DiagnosticKind::InvalidCount, 3)]);
         assert!(drafts[1].action.is_none());
+    }
+
+    /// Found by fuzzing: serde_json's error column fell inside a
+    /// character, and rendering the diagnostic sliced through it.
+    #[test]
+    fn an_error_inside_a_character_renders() {
+        let text = "{\" \u{fffd}\0\0c\u{1}ii";
+        let parsed = parse(text);
+        assert!(parsed.has_fatal());
+        for d in &parsed.diagnostics {
+            let shown = crate::csl::diagnostic::render(d, &parsed.source, "r.json");
+            assert!(shown.contains("malformed_json"), "{shown}");
+        }
     }
 
     #[test]
