@@ -42,19 +42,14 @@ pub struct ParseArgs {
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 
-    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
-    pub start_delimiter: Option<String>,
-
-    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
-    pub end_delimiter: Option<String>,
+    #[command(flatten)]
+    pub delimiters: super::settings::DelimiterArgs,
 }
 
 pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     let delims = settings::delimiters(
-        args.start_delimiter.as_deref(),
-        args.end_delimiter.as_deref(),
+        args.delimiters.start_delimiter.as_deref(),
+        args.delimiters.end_delimiter.as_deref(),
     )?;
     let repo = crate::git::Repository::discover(std::path::Path::new("."))
         .ok()

@@ -11,6 +11,18 @@ use super::CliError;
 /// `clada.endDelimiter` from git config when run inside a repository, then
 /// the defaults. Outside a repository (or in one git cannot open) only the
 /// flags and defaults apply: `parse` must work on any reply anywhere.
+/// The marker delimiters' flags, the same on every command that reads CSL.
+#[derive(Debug, Default, clap::Args)]
+pub struct DelimiterArgs {
+    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub start_delimiter: Option<String>,
+
+    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub end_delimiter: Option<String>,
+}
+
 pub fn delimiters(start: Option<&str>, end: Option<&str>) -> Result<Delimiters, CliError> {
     if start.is_some() && end.is_some() {
         return delimiters_in(None, start, end);

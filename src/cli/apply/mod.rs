@@ -155,13 +155,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 
-    /// Text that starts a marker [default: <---, or git config clada.startDelimiter]
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
-    pub start_delimiter: Option<String>,
-
-    /// Text that ends a marker [default: --->, or git config clada.endDelimiter]
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
-    pub end_delimiter: Option<String>,
+    #[command(flatten)]
+    pub delimiters: super::settings::DelimiterArgs,
 }
 
 fn flag(on: bool) -> Option<bool> {
@@ -352,8 +347,8 @@ fn apply_or_stop(
     let repo = discovered.map_err(|e| CliError::new(e.to_string()))?;
     let delims = settings::delimiters_in(
         repo.as_ref(),
-        args.start_delimiter.as_deref(),
-        args.end_delimiter.as_deref(),
+        args.delimiters.start_delimiter.as_deref(),
+        args.delimiters.end_delimiter.as_deref(),
     )?;
     let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
     let no_git = args.no_git
