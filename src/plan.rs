@@ -104,6 +104,21 @@ impl PathError {
     }
 }
 
+/// Whether a path component names `.clada` on some filesystem: in any
+/// case, with the code points HFS+ ignores (git's list in utf8.c, which
+/// gix applies to `.git`), with the trailing dots and spaces NTFS drops, or
+/// as its 8.3 short name `CLADA~1`.
+fn names_clada(part: &str) -> bool {
+    const HFS_IGNORED: &[char] = &[
+        '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}',
+        '\u{202d}', '\u{202e}', '\u{206a}', '\u{206b}', '\u{206c}', '\u{206d}', '\u{206e}',
+        '\u{206f}', '\u{feff}',
+    ];
+    let folded: String = part.chars().filter(|c| !HFS_IGNORED.contains(c)).collect();
+    let folded = folded.trim_end_matches(['.', ' ']);
+    folded.eq_ignore_ascii_case(".clada") || folded.eq_ignore_ascii_case("clada~1")
+}
+
 /// Checks and normalises a `file` or `dir` value (apply.md §3).
 /// Backslashes are accepted as separators.
 pub fn repo_path(raw: &str) -> Result<RepoPath, PathError> {
@@ -153,7 +168,7 @@ pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathErr
         if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
             return Err(PathError::Git(raw.to_string()));
         }
-        if parts.iter().any(|p| p.eq_ignore_ascii_case(".clada")) {
+        if parts.iter().any(|p| names_clada(p)) {
             return Err(PathError::Clada(raw.to_string()));
         }
         let prefix = if absolute && !drive {
@@ -185,7 +200,7 @@ pub fn repo_path_with(raw: &str, allow_escape: bool) -> Result<RepoPath, PathErr
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Err(PathError::Git(raw.to_string()));
     }
-    if parts[0].eq_ignore_ascii_case(".clada") {
+    if names_clada(parts[0]) {
         return Err(PathError::Clada(raw.to_string()));
     }
     Ok(RepoPath(parts.join("/")))
@@ -904,6 +919,10 @@ mod tests {
             "sub/.Git/x",
             ".clada/allowed-commands.json",
             ".CLADA/x",
+            ".cl\u{200c}ada/config.toml",
+            ".clada./x",
+            ".clada /x",
+            "CLADA~1/x",
             "x/../.git",
         ] {
             assert_eq!(kind(raw), Err("protected_path"), "{raw:?}");
