@@ -72,6 +72,19 @@ COMMANDS = [
 ]
 
 
+
+def hard_wrap(text, width=78):
+    """`text` broken into lines of at most `width` characters at spaces."""
+    lines, cur = [], ""
+    for w in text.split(" "):
+        if len(cur) + len(w) + 1 > width and cur:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    lines.append(cur)
+    return lines
+
 class Gen:
     def __init__(self, seed):
         self.r = random.Random(seed)
@@ -93,15 +106,7 @@ class Gen:
         sentences = [self.sentence() for _ in range(self.r.randint(1, 6))]
         text = " ".join(sentences)
         if self.r.random() < 0.4:
-            lines, cur = [], ""
-            for w in text.split(" "):
-                if len(cur) + len(w) + 1 > 78 and cur:
-                    lines.append(cur)
-                    cur = w
-                else:
-                    cur = f"{cur} {w}" if cur else w
-            lines.append(cur)
-            return lines
+            return hard_wrap(text)
         return [text]
 
     def prose(self):
@@ -302,16 +307,7 @@ class SmallBlocks(Gen):
 
     def paragraph(self):
         # One or two sentences, always hard-wrapped.
-        text = " ".join(self.sentence() for _ in range(self.r.randint(1, 2)))
-        lines, cur = [], ""
-        for w in text.split(" "):
-            if len(cur) + len(w) + 1 > 78 and cur:
-                lines.append(cur)
-                cur = w
-            else:
-                cur = f"{cur} {w}" if cur else w
-        lines.append(cur)
-        return lines
+        return hard_wrap(" ".join(self.sentence() for _ in range(self.r.randint(1, 2))))
 
     def prose(self):
         kind = self.r.random()
