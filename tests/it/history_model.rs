@@ -516,8 +516,15 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         let before = reachable(&r, &contents);
         let expect = model.step(op);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // A date of its own for every step, as a real clock gives: with
+        // one fixed date an apply that repeats an undone one (same parent,
+        // tree and message) would make the very same commit, which the
+        // model (like any user) takes for a new one.
+        let date = format!("{} +0000", 1_700_000_000 + i);
         let out = r
             .clada(&args)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
             .write_stdin(stdin.unwrap_or_default())
             .output()
             .unwrap();
