@@ -1,8 +1,10 @@
 //! Data-driven `git clada parse` cases: one file in `test-data/parse/` is
 //! one test.
 //!
-//! For `NAME.csl` the binary runs `parse --format text` and `--format json`
-//! on it (with the extra arguments listed one per line in `NAME.args`, if
+//! For `NAME.csl` (or `NAME.cml`, `.sham`, `.telt`, `.replacer`, `.aider`,
+//! `.patch`, `.diff`, `.json`: a reply in that syntax, read with
+//! auto-detection unless `NAME.args` says `--syntax`) the binary runs
+//! `parse --format text` and `--format json` on it (with the extra arguments listed one per line in `NAME.args`, if
 //! that file exists) in a hermetic environment, and the exit status and
 //! both outputs are compared with the snapshot `NAME.snap` beside it
 //! (insta; review new ones with `cargo insta review`).
@@ -66,5 +68,5 @@ fn parse_case(case: &Path) -> datatest_stable::Result<()> {
 }
 
 datatest_stable::harness! {
-    { test = parse_case, root = "test-data/parse", pattern = r"\.csl$" },
+    { test = parse_case, root = "test-data/parse", pattern = r"\.(csl|cml|sham|telt|replacer|aider|patch|diff|json)$" },
 }
