@@ -304,41 +304,43 @@ impl Repository {
             time: &time,
         };
         let name = edit.name.as_bstr().to_string();
+        // An update to a commit is made as git makes it (`cas`), without
+        // packed-refs.lock; the rest goes through gix's transaction, which
+        // may take it.
+        let update = super::cas::Update::of(&self.repo, &edit);
+        let candidates = self.git_lock_candidates(&name, update.is_none());
         // Which of git's lock files this update may take, written down
         // first: if clada is killed holding one, the next clada (which
         // finds clada's own lock stale) knows exactly which are its.
-        let intent =
-            super::lock::RefIntent::record(self.repo.git_dir(), &self.git_lock_candidates(&name));
-        let result = self
-            .repo
-            .edit_references_as([edit], Some(committer))
-            .map(|_| ())
-            .map_err(|e| RefEditError {
-                message: e.to_string(),
-                locks: self.git_locks_of(&name),
-            });
+        let intent = super::lock::RefIntent::record(self.repo.git_dir(), &candidates);
+        let result = match update {
+            Some(update) => update.apply(&self.repo, committer),
+            None => self
+                .repo
+                .edit_references_as([edit], Some(committer))
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        }
+        .map_err(|message| RefEditError {
+            message,
+            locks: candidates.into_iter().filter(|p| p.exists()).collect(),
+        });
         drop(intent);
         result
     }
 
-    /// git's lock files that an update of the reference `name` takes and
-    /// that exist now: the ref's own, HEAD's, packed-refs'.
-    fn git_locks_of(&self, name: &str) -> Vec<std::path::PathBuf> {
-        self.git_lock_candidates(name)
-            .into_iter()
-            .filter(|p| p.exists())
-            .collect()
-    }
-
-    /// The lock files git's reference transaction may take to update the
-    /// reference `name`.
-    fn git_lock_candidates(&self, name: &str) -> Vec<std::path::PathBuf> {
+    /// The lock files an update of the reference `name` may take: the
+    /// ref's own, HEAD's, the branch HEAD names, and `packed-refs.lock`
+    /// when gix's transaction makes it (`packed`).
+    fn git_lock_candidates(&self, name: &str, packed: bool) -> Vec<std::path::PathBuf> {
         let common = self.repo.common_dir();
         let mut candidates = vec![
             common.join(format!("{name}.lock")),
             self.repo.git_dir().join("HEAD.lock"),
-            common.join("packed-refs.lock"),
         ];
+        if packed {
+            candidates.push(common.join("packed-refs.lock"));
+        }
         // An update through HEAD locks the branch HEAD names too.
         if let Ok(Some(branch)) = self.repo.head_name() {
             candidates.push(common.join(format!("{}.lock", branch.as_bstr())));

@@ -20,6 +20,7 @@
 //! - `inbox`: the notes a push adds to the inbox, and branch tips.
 //! - `quarantine`: reading pushed objects in pre-receive (the git program).
 
+mod cas;
 pub mod commit;
 mod convert;
 mod dirty;
