@@ -57,9 +57,17 @@ bench_build() {
 bench_reply() {
     mkdir -p "$root/bench/out"
     reply=$root/bench/out/reply-$1-seed$3-$2.md
-    if [[ ! -s $reply || $root/bench/gen_reply.py -nt $reply ]]; then
+    # A CSL shape, or a reply in another syntax from its own generator
+    # (bench/gen_SYNTAX.py SIZE SEED OUTPUT).
+    local gen=$root/bench/gen_reply.py
+    [[ -f $root/bench/gen_$1.py ]] && gen=$root/bench/gen_$1.py
+    if [[ ! -s $reply || $gen -nt $reply ]]; then
         echo "generating $reply ..."
-        python3 "$root/bench/gen_reply.py" --shape "$1" --size "$2" --seed "$3" "$reply" >/dev/null
+        if [[ $gen == */gen_reply.py ]]; then
+            python3 "$gen" --shape "$1" --size "$2" --seed "$3" "$reply" >/dev/null
+        else
+            python3 "$gen" "$2" "$3" "$reply" >/dev/null
+        fi
     fi
     input_bytes=$(wc -c <"$reply")
     echo "input: $reply ($input_bytes bytes, $(wc -l <"$reply") lines)"

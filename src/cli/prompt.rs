@@ -11,6 +11,9 @@ const GUIDE: &str = include_str!("prompt.md");
 /// The guide to the `json` syntax's operation list.
 const JSON_GUIDE: &str = include_str!("prompt-json.md");
 
+/// The guide to the replacer format.
+const REPLACER_GUIDE: &str = include_str!("prompt-replacer.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -18,7 +21,7 @@ const JSON_GUIDE: &str = include_str!("prompt-json.md");
 /// clada.startDelimiter/endDelimiter).
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
-    /// The syntax the model should write: csl or json [default: csl]
+    /// The syntax the model should write (any apply reads) [default: csl]
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 
@@ -41,6 +44,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
     let guide = match syntax {
         Syntax::Csl => render(&delims),
         Syntax::Json => JSON_GUIDE.to_string(),
+        Syntax::Replacer => REPLACER_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -89,5 +93,23 @@ mod tests {
         let kinds: std::collections::BTreeSet<&str> =
             parsed.drafts.iter().map(|d| d.kind.name()).collect();
         assert_eq!(kinds.len(), 9, "{kinds:?}");
+    }
+
+    /// The replacer guide is itself a clean replacer reply: its two
+    /// blocks, with their explanations.
+    #[test]
+    fn replacer_guide_example_reads_without_any_diagnostic() {
+        let parsed = crate::syntax::replacer::parse(super::REPLACER_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(kinds, ["SEARCH", "WRITE"]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+        assert_eq!(parsed.explanations.len(), 2);
+        let auto = crate::syntax::parse(
+            super::REPLACER_GUIDE.as_bytes(),
+            crate::syntax::Choice::Auto,
+            &crate::csl::Delimiters::default(),
+        );
+        assert_eq!(auto.syntax, crate::syntax::Syntax::Replacer);
     }
 }

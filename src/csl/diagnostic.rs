@@ -74,6 +74,12 @@ pub enum DiagnosticKind {
     /// Invalid: a JSON operation is missing a field, has one of the wrong
     /// type, or names an unknown operation.
     InvalidJsonOperation,
+    /// A block of a marker-line syntax whose markers are out of order.
+    MalformedBlock,
+    /// A block the reply never ends (it runs into the next one).
+    UnterminatedBlock,
+    /// A marker where it does nothing (ignored).
+    StrayMarker,
 }
 
 impl DiagnosticKind {
@@ -85,9 +91,9 @@ impl DiagnosticKind {
             | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
             | UnsupportedSyntax | MalformedJson | UnknownJsonShape => Severity::Fatal,
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
-            | InvalidJsonOperation => Severity::Invalid,
+            | InvalidJsonOperation | MalformedBlock | UnterminatedBlock => Severity::Invalid,
             UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
-            | ForeignBlock => Severity::Warning,
+            | ForeignBlock | StrayMarker => Severity::Warning,
         }
     }
 
@@ -125,6 +131,9 @@ impl DiagnosticKind {
             MalformedJson => "malformed_json",
             UnknownJsonShape => "unknown_json_shape",
             InvalidJsonOperation => "invalid_operation",
+            MalformedBlock => "malformed_block",
+            UnterminatedBlock => "unterminated_block",
+            StrayMarker => "stray_marker",
         }
     }
 }

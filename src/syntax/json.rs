@@ -79,6 +79,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         diagnostics: reader.diagnostics,
         dropped: Vec::new(),
         csl: None,
+        explanations: Vec::new(),
     }
 }
 

@@ -8,17 +8,19 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]) and `json`. The other syntaxes
-//! are recognised (`detect`) so that a reply in one of them is refused
-//! with a clear error instead of being taken for a reply without edits.
+//! Front ends: `csl` (over [`crate::csl`]), `json` and `replacer`. The
+//! other syntaxes are recognised (`detect`) so that a reply in one of
+//! them is refused with a clear error instead of being taken for a reply
+//! without edits.
 
 pub mod csl;
 pub mod detect;
 pub mod json;
+pub mod replacer;
 
 use std::borrow::Cow;
 
-use crate::csl::{Delimiters, Diagnostic, DiagnosticKind, OpKind, Reply, Severity, Span};
+use crate::csl::{Delimiters, Diagnostic, DiagnosticKind, OpKind, Reply, Severity, Span, TaskId};
 use crate::plan::Draft;
 
 /// A syntax a reply can be written in (syntaxes.md §2 names).
@@ -50,7 +52,7 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 2] = [Syntax::Csl, Syntax::Json];
+    pub const READ: [Syntax; 3] = [Syntax::Csl, Syntax::Replacer, Syntax::Json];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -146,6 +148,21 @@ pub struct Parsed<'a> {
     pub dropped: Vec<Dropped>,
     /// The CSL tree, for `parse --format json` of a CSL reply.
     pub csl: Option<Reply<'a>>,
+    /// Why the reply makes an edit, where its syntax says (a replacer
+    /// `<<<EXPLANATION>>>`): shown in the report with its task.
+    pub explanations: Vec<Explanation>,
+}
+
+/// A reply's own words on why a task is made.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Explanation {
+    #[serde(serialize_with = "task_name")]
+    pub task: TaskId,
+    pub text: String,
+}
+
+fn task_name<S: serde::Serializer>(task: &TaskId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(task)
 }
 
 impl Parsed<'_> {
@@ -230,6 +247,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     let mut parsed = match syntax {
         Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
+        Syntax::Replacer => replacer::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {
@@ -282,6 +300,7 @@ fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a>
         source: reply.source.clone(),
         dropped: csl::dropped(&reply, delims),
         csl: Some(reply),
+        explanations: Vec::new(),
     }
 }
 
@@ -317,6 +336,7 @@ fn unsupported<'a>(text: &'a str, syntax: Syntax, blocks: &[detect::Block]) -> P
         diagnostics: vec![d],
         dropped: Vec::new(),
         csl: None,
+        explanations: Vec::new(),
     }
 }
 

@@ -622,6 +622,7 @@ pub(crate) fn parse_input<'a>(
                 diagnostics: reply.diagnostics.clone(),
                 dropped: Vec::new(),
                 csl: Some(reply),
+                explanations: Vec::new(),
             }
         }
         None => syntax::parse(&input.bytes, choice, delims),

@@ -37,6 +37,9 @@ struct JsonReport<'a> {
     summary: Tally,
     tasks: &'a [TaskReport],
     diagnostics: &'a [Diagnostic],
+    /// The reply's own words on why it makes a task (replacer).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    explanations: &'a [crate::syntax::Explanation],
     worktree: JsonWorktree,
     diff: Option<String>,
     verify: Option<&'a Verified>,
@@ -94,6 +97,7 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         summary: Tally::default(),
         tasks: &[],
         diagnostics: &parsed.diagnostics,
+        explanations: &[],
         worktree: JsonWorktree::default(),
         diff: None,
         verify: None,
@@ -101,17 +105,25 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
     }
 }
 
-/// The text report's warning lines (none in JSON, which lists diagnostics).
+/// The lines that head the text report: the reply's explanations of its
+/// tasks, then its warnings (none in JSON, which lists both as fields).
 pub(crate) fn warning_lines(parsed: &Parsed<'_>, format: Format) -> String {
     if format != Format::Text {
         return String::new();
     }
-    parsed
+    let explanations = parsed.explanations.iter().map(|e| {
+        format!(
+            "[task-{}] explanation: {}\n",
+            e.task,
+            crate::quote::visible(&e.text)
+        )
+    });
+    let warnings = parsed
         .diagnostics
         .iter()
         .filter(|d| d.severity() == Severity::Warning)
-        .map(|d| format!("warning: line {}: {}\n", d.line, d.message))
-        .collect()
+        .map(|d| format!("warning: line {}: {}\n", d.line, d.message));
+    explanations.chain(warnings).collect()
 }
 
 /// Writes the report of `applied`. `streamed`: the task lines were
@@ -161,6 +173,7 @@ pub(crate) fn render(
             summary: applied.tally,
             tasks: &applied.reports,
             diagnostics: &parsed.diagnostics,
+            explanations: &parsed.explanations,
             worktree,
             diff: applied.diff.clone(),
             verify: applied.verify.as_ref(),

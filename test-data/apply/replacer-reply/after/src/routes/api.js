@@ -1,0 +1,3 @@
+const express = require("express");
+const { timeout } = require('../config.json');
+module.exports = { timeout };

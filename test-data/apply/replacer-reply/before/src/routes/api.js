@@ -1,0 +1,3 @@
+const express = require("express");
+const timeout = 3000;
+module.exports = { timeout };

@@ -1,0 +1,4 @@
+function legacyTimeout() {
+  return 3000;
+}
+module.exports = {};
