@@ -754,3 +754,114 @@ fn post_commit_applies_a_json_message_and_ignores_one_without_operations() {
         "the commit itself is the tip: nothing was applied"
     );
 }
+
+/// One reply per syntax git-clada reads, each editing `a.txt` ("hi" to
+/// "hello") and creating `b.txt`, written as models write them (prose
+/// around the blocks). Every syntax goes the same way through apply,
+/// undo, the post-commit hook and the server hooks.
+const EVERY_SYNTAX: &[(&str, &str)] = &[
+    (
+        "csl",
+        "Here you go:\n<---SEARCH file=\"a.txt\"--->\nhi\n<---REPLACE--->\nhello\n<---END--->\n<---WRITE file=\"b.txt\"--->\nnew\n<---END--->\n",
+    ),
+    (
+        "json",
+        r#"[{"op": "search", "path": "a.txt", "search": "hi", "replace": "hello"}, {"op": "write", "path": "b.txt", "content": "new"}]"#,
+    ),
+    (
+        "replacer",
+        "Two edits.\n\n<<<EXPLANATION>>>\nA warmer greeting\n<<<FILE>>>\na.txt\n<<<SEARCH>>>\nhi\n<<<REPLACE>>>\nhello\n<<<END>>>\n\n<<<FILE>>>\nb.txt\n<<<OVERWRITE>>>\nnew\n<<<END>>>\n",
+    ),
+];
+
+/// The syntax `parse` reads `reply` as (auto-detection).
+fn detected(dir: &Path, reply: &str) -> String {
+    let out = clada(dir, dir)
+        .args(["parse", "--format", "json", "-"])
+        .write_stdin(reply)
+        .output()
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    value["syntax"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn every_syntax_applies_through_apply_undo_and_both_hooks() {
+    for (syntax, reply) in EVERY_SYNTAX {
+        // apply, then undo.
+        let dir = client_repo();
+        let d = dir.path();
+        assert_eq!(detected(d, reply), *syntax);
+        let applied = clada(d, d)
+            .args(["apply", "-"])
+            .write_stdin(*reply)
+            .output()
+            .unwrap();
+        assert!(
+            applied.status.success(),
+            "{syntax}: {}",
+            text(&applied.stdout)
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("a.txt")).unwrap(),
+            "hello\n",
+            "{syntax}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("b.txt")).unwrap(),
+            "new\n",
+            "{syntax}"
+        );
+        clada(d, d).arg("undo").assert().success();
+        assert_eq!(
+            std::fs::read_to_string(d.join("a.txt")).unwrap(),
+            "hi\n",
+            "{syntax}"
+        );
+        assert!(!d.join("b.txt").exists(), "{syntax}");
+
+        // The post-commit hook applies the reply in a commit message.
+        clada(d, d).args(["hook", "install"]).assert().success();
+        let out = commit_with_message(d, reply);
+        assert!(out.status.success(), "{syntax}: {}", text(&out.stderr));
+        assert_eq!(
+            std::fs::read_to_string(d.join("a.txt")).unwrap(),
+            "hello\n",
+            "{syntax}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("b.txt")).unwrap(),
+            "new\n",
+            "{syntax}"
+        );
+
+        // The server hooks apply it pushed as a note.
+        let s = setup();
+        let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+        note(&s.client, "HEAD", reply);
+        let pushed = push_inbox(&s.client);
+        assert!(
+            pushed.status.success(),
+            "{syntax}: {}",
+            text(&pushed.stderr)
+        );
+        fetch(&s.client);
+        let found = result(&s.client, &tip);
+        assert_eq!(
+            trailer(&found, "Clada-Status"),
+            Some("success"),
+            "{syntax}: {found}"
+        );
+        assert_eq!(
+            ok(&s.client, &["show", "origin/main:a.txt"]),
+            "hello",
+            "{syntax}"
+        );
+        assert_eq!(
+            ok(&s.client, &["show", "origin/main:b.txt"]),
+            "new",
+            "{syntax}"
+        );
+        drop(s);
+    }
+}
