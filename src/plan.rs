@@ -251,6 +251,63 @@ pub enum Op {
     },
     /// Shows something to the model; changes nothing.
     Read(Read),
+    /// Replaces lines found in a file, hunk by hunk, as the format that
+    /// wrote them finds them (aider, apply_patch, unified diff).
+    Edit {
+        path: RepoPath,
+        hunks: Vec<Hunk>,
+        locate: Locate,
+        /// Whether the file ends with a line end afterwards; `None`: as
+        /// it did.
+        final_newline: Option<bool>,
+    },
+}
+
+/// One change of an EDIT: lines to find, and the lines that replace them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// The lines to find (context and removed lines), without line ends.
+    pub old: Vec<String>,
+    /// The lines that replace them (context and added lines).
+    pub new: Vec<String>,
+    /// 1-based line where the writer saw `old` start (a diff's `@@ -l`):
+    /// it chooses among several matches, never excludes one.
+    pub line: Option<u32>,
+    /// A line found first; the hunk is then found after it
+    /// (apply_patch's `@@ def f():`).
+    pub anchor: Option<String>,
+    /// The hunk ends the file (apply_patch's `*** End of File`).
+    pub at_end: bool,
+}
+
+/// How an EDIT's hunks are found: the rules of the format that wrote them
+/// (syntaxes.md §4), each looser step reported when it was needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locate {
+    /// aider SEARCH/REPLACE and unified diffs: each hunk matches once, in
+    /// order (a diff's line number chooses among several matches); where
+    /// nothing matches exactly, one uniform indentation offset, then
+    /// without a stray leading blank line.
+    Unique,
+    /// Codex apply_patch: hunks in order, each the first match after the
+    /// previous one; exact, then ignoring trailing whitespace, then
+    /// surrounding whitespace, then with Unicode punctuation folded.
+    Sequential,
+}
+
+impl Locate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Locate::Unique => "unique",
+            Locate::Sequential => "sequential",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Locate> {
+        [Locate::Unique, Locate::Sequential]
+            .into_iter()
+            .find(|l| l.name() == name)
+    }
 }
 
 /// What a read operation shows (syntaxes.md §1).
@@ -294,6 +351,7 @@ impl Op {
             Op::Insert { .. } => OpKind::Insert,
             Op::Mkdir { .. } => OpKind::Mkdir,
             Op::Read(_) => OpKind::Read,
+            Op::Edit { .. } => OpKind::Edit,
         }
     }
 
@@ -304,6 +362,7 @@ impl Op {
             | Op::Search { path, .. }
             | Op::Delete { path, .. }
             | Op::Insert { path, .. }
+            | Op::Edit { path, .. }
             | Op::Mkdir { path } => vec![path],
             Op::Move { from, to, .. } => vec![from, to],
             Op::Run { dir, .. } => dir.iter().collect(),
@@ -322,6 +381,7 @@ impl Op {
             | Op::Search { path, .. }
             | Op::Delete { path, .. }
             | Op::Insert { path, .. }
+            | Op::Edit { path, .. }
             | Op::Mkdir { path } => Some(path.to_string()),
             Op::Move { from, to, .. } => Some(format!("{from} -> {to}")),
             Op::Run { script, .. } => first_command(script),
@@ -495,6 +555,13 @@ pub enum Action {
         pattern: String,
         base: String,
     },
+    /// See [`Op::Edit`].
+    Edit {
+        path: String,
+        hunks: Vec<Hunk>,
+        locate: Locate,
+        final_newline: Option<bool>,
+    },
     /// An atomic group (a TASKS block); its drafts are its operations.
     Block(Vec<Draft>),
 }
@@ -627,6 +694,17 @@ fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
             to: to.clone(),
             replacement: replacement.clone(),
             count: *count,
+        }),
+        Some(Action::Edit {
+            path,
+            hunks,
+            locate,
+            final_newline,
+        }) => path_of(path, File).map(|path| Op::Edit {
+            path,
+            hunks: hunks.clone(),
+            locate: *locate,
+            final_newline: *final_newline,
         }),
         Some(Action::Run { dir, script }) => {
             let dir = match dir {

@@ -218,6 +218,12 @@ fn run_step<F: Workspace>(
             report.output = Some(done.output);
             done.outcome
         }
+        Op::Edit {
+            path,
+            hunks,
+            locate,
+            final_newline,
+        } => run_edit(files, path, hunks, *locate, *final_newline, options),
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -605,5 +611,136 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
         error_type,
         message,
         details,
+    }
+}
+
+/// An EDIT: every hunk found, or nothing changed.
+fn run_edit<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    hunks: &[crate::plan::Hunk],
+    locate: crate::plan::Locate,
+    final_newline: Option<bool>,
+    options: &ExecOptions,
+) -> Outcome {
+    use super::edit::{EditError, edit};
+    let Some(existing) = files.read(path)? else {
+        return Err(missing_file(path));
+    };
+    let look = options
+        .feedback_until
+        .is_none_or(|until| std::time::Instant::now() < until);
+    let of_hunks = |hunk: usize, of: usize| {
+        if of == 1 {
+            "the hunk".to_string()
+        } else {
+            format!("hunk {hunk} of {of}")
+        }
+    };
+    match edit(
+        &existing.bytes,
+        hunks,
+        locate,
+        final_newline,
+        options.max_file_size,
+        look,
+    ) {
+        Ok(done) if done.bytes == existing.bytes => Ok((
+            "nothing changed: the new lines are the same as the lines they replace".to_string(),
+            done.notes,
+        )),
+        Ok(done) => {
+            let message = match done.lines.as_slice() {
+                [one] => format!("replaced 1 hunk (line {one})"),
+                many => format!("replaced {} hunks (lines {})", many.len(), join(many)),
+            };
+            files.write(
+                path,
+                FileData {
+                    bytes: done.bytes,
+                    executable: existing.executable,
+                },
+            )?;
+            Ok((message, done.notes))
+        }
+        Err(e) => {
+            let error_type = Some(e.error_type());
+            let (message, details) = match e {
+                EditError::Binary => (
+                    "the file contains NUL bytes; an edit of lines needs a text file".to_string(),
+                    Vec::new(),
+                ),
+                EditError::NotText => (
+                    "the file is not UTF-8 text; an edit of lines needs UTF-8 text".to_string(),
+                    vec!["write the whole file instead".to_string()],
+                ),
+                EditError::TooLarge { size, max } => (
+                    format!("the edit would make the file {size} bytes; the limit is {max} bytes"),
+                    Vec::new(),
+                ),
+                EditError::Ambiguous {
+                    hunk,
+                    of,
+                    lines,
+                    step,
+                } => (
+                    format!(
+                        "{} matches at lines {}{}, and nothing says which is meant; nothing was changed",
+                        of_hunks(hunk, of),
+                        join(&lines),
+                        if step == super::edit::Step::Exact {
+                            String::new()
+                        } else {
+                            " (when read loosely)".to_string()
+                        }
+                    ),
+                    vec![
+                        "include more of the surrounding lines, so that the lines to change match only where you mean"
+                            .to_string(),
+                    ],
+                ),
+                EditError::NotFound {
+                    hunk,
+                    of,
+                    anchor: Some(anchor),
+                    ..
+                } => (
+                    format!(
+                        "{}: its context line `{anchor}` is not in the file (after the hunks before it); nothing was changed",
+                        of_hunks(hunk, of)
+                    ),
+                    vec!["copy the @@ context line from the file exactly as it is now".to_string()],
+                ),
+                EditError::NotFound {
+                    hunk, of, feedback, ..
+                } => {
+                    let mut details = Vec::new();
+                    let mut message = format!(
+                        "{}: its lines are not in the file{}; nothing was changed",
+                        of_hunks(hunk, of),
+                        if hunk > 1 { " after the hunks before it" } else { "" }
+                    );
+                    if let Some(fb) = feedback {
+                        if let Some(line) = fb.already_present {
+                            message = format!(
+                                "{}: its lines are not in the file, but its new lines already are (line {line}): it looks applied already and needs no resend; nothing was changed",
+                                of_hunks(hunk, of)
+                            );
+                        }
+                        details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
+                        details.push(
+                            "copy the lines to change from the file exactly as they are now, including indentation"
+                                .to_string(),
+                        );
+                    }
+                    (message, details)
+                }
+            };
+            Err(Failure {
+                error_type,
+                message,
+                details,
+            })
+        }
     }
 }

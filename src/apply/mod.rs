@@ -11,6 +11,7 @@
 //! edit, `dir` the store of `--no-git`.
 
 pub mod dir;
+pub mod edit;
 pub mod exec;
 pub mod feedback;
 pub mod files;

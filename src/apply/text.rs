@@ -159,8 +159,10 @@ impl<'a> Text<'a> {
         let mut out = Vec::with_capacity(self.original.len());
         let mut copied = 0;
         for (range, with) in edits {
-            let start = self.original_offset(range.start);
-            let end = self.original_offset(range.end);
+            // Edits come sorted and apart; one that overlapped the one
+            // before would start where that one ended (never a panic).
+            let start = self.original_offset(range.start).max(copied);
+            let end = self.original_offset(range.end).max(start);
             out.extend_from_slice(&self.original[copied..start]);
             out.extend_from_slice(with);
             copied = end;

@@ -22,6 +22,7 @@ pub enum OpKind {
     Insert,
     Mkdir,
     Read,
+    Edit,
 }
 
 impl OpKind {
@@ -29,7 +30,7 @@ impl OpKind {
     pub const CSL: [OpKind; 4] = [OpKind::Write, OpKind::Run, OpKind::Search, OpKind::Tasks];
 
     /// Every operation of the plan.
-    pub const ALL: [OpKind; 9] = [
+    pub const ALL: [OpKind; 10] = [
         OpKind::Write,
         OpKind::Run,
         OpKind::Search,
@@ -39,6 +40,7 @@ impl OpKind {
         OpKind::Insert,
         OpKind::Mkdir,
         OpKind::Read,
+        OpKind::Edit,
     ];
 
     /// The name in reports and JSON `type` fields; for the CSL four, the
@@ -54,6 +56,7 @@ impl OpKind {
             OpKind::Insert => "INSERT",
             OpKind::Mkdir => "MKDIR",
             OpKind::Read => "READ",
+            OpKind::Edit => "EDIT",
         }
     }
 

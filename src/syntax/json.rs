@@ -254,6 +254,7 @@ impl<'t> Reader<'t> {
             "insert" => OpKind::Insert,
             "mkdir" => OpKind::Mkdir,
             "read" => OpKind::Read,
+            "edit" => OpKind::Edit,
             "tasks" => OpKind::Tasks,
             other => {
                 return self.invalid(
@@ -304,6 +305,28 @@ impl<'t> Reader<'t> {
                     path: f.string("path")?,
                 },
                 "read" => f.read()?,
+                "edit" => Action::Edit {
+                    path: f.string("path")?,
+                    hunks: hunks_of(f.map.get("hunks"))?,
+                    locate: match f.map.get("match") {
+                        None | Some(Value::Null) => crate::plan::Locate::Unique,
+                        Some(Value::String(name)) => crate::plan::Locate::from_name(name)
+                            .ok_or_else(|| {
+                                "\"match\" of an \"edit\" is \"unique\" or \"sequential\""
+                                    .to_string()
+                            })?,
+                        Some(_) => {
+                            return Err("\"match\" of an \"edit\" must be a string".to_string());
+                        }
+                    },
+                    final_newline: match f.map.get("final_newline") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::Bool(b)) => Some(*b),
+                        Some(_) => {
+                            return Err("\"final_newline\" must be true or false".to_string());
+                        }
+                    },
+                },
                 _ => Action::Block(Vec::new()),
             })
         })();
@@ -927,7 +950,7 @@ impl Fields<'_> {
     }
 }
 
-const OP_FORMS: &str = "each operation is an object with \"op\": write, search, run, delete, move, insert, mkdir, read or tasks (git clada prompt --syntax json lists their fields)";
+const OP_FORMS: &str = "each operation is an object with \"op\": write, search, edit, run, delete, move, insert, mkdir, read or tasks (git clada prompt --syntax json lists their fields)";
 const TOOL_FORMS: &str = "a text-editor call is {\"command\": \"create\" | \"str_replace\" | \"insert\" | \"view\", \"path\": …} with file_text, old_str/new_str or insert_line/new_str";
 const CML_FORMS: &str = "a CML task is {\"action\": \"edit\", \"path\", \"find\", \"replace\"}, {\"action\": \"write\", \"path\", \"content\"}, {\"action\": \"run\", \"cmd\"}, {\"action\": \"move\", \"from\", \"to\"} or {\"action\": \"remove\", \"path\"}";
 const CSL_TREE_FORM: &str = "each operation of the parse output is {\"type\": \"WRITE\" | \"SEARCH\" | \"RUN\" | \"TASKS\", \"attrs\": {…}, …} as git clada parse --format json prints it";
@@ -956,6 +979,9 @@ fn op_form(name: &str) -> &'static str {
             "{\"op\": \"read\", \"paths\": [\"a.txt\"]}, {\"op\": \"read\", \"list\": \"src\"}, {\"op\": \"read\", \"grep\": \"fn main\", \"path\": \"src\", \"include\": \"*.rs\"} or {\"op\": \"read\", \"glob\": \"**/*.md\", \"base\": \"\"}"
         }
         "tasks" => "{\"op\": \"tasks\", \"ops\": [ … ]}: the operations of one atomic block",
+        "edit" => {
+            "{\"op\": \"edit\", \"path\": \"a.txt\", \"hunks\": [{\"old\": [\"x = 1\"], \"new\": [\"x = 2\"], \"line\": 3}], \"match\": \"unique\"} (lines without line ends; \"match\": \"sequential\" finds each hunk after the one before, as apply_patch does)"
+        }
         _ => OP_FORMS,
     }
 }
@@ -986,6 +1012,7 @@ impl serde::Serialize for OpForm<'_> {
                 | Action::Grep { .. }
                 | Action::Glob { .. },
             ) => "read".into(),
+            Some(Action::Edit { .. }) => "edit".into(),
             Some(Action::Block(_)) => "tasks".into(),
         };
         map.serialize_entry("op", &op)?;
@@ -1066,6 +1093,20 @@ impl serde::Serialize for OpForm<'_> {
                 map.serialize_entry("glob", pattern)?;
                 map.serialize_entry("base", base)?;
             }
+            Some(Action::Edit {
+                path,
+                hunks,
+                locate,
+                final_newline,
+            }) => {
+                map.serialize_entry("path", path)?;
+                let hunks: Vec<HunkForm<'_>> = hunks.iter().map(HunkForm).collect();
+                map.serialize_entry("hunks", &hunks)?;
+                map.serialize_entry("match", locate.name())?;
+                if let Some(eol) = final_newline {
+                    map.serialize_entry("final_newline", eol)?;
+                }
+            }
             Some(Action::Block(children)) => {
                 let children: Vec<OpForm<'_>> = children.iter().map(OpForm).collect();
                 map.serialize_entry("ops", &children)?;
@@ -1073,6 +1114,75 @@ impl serde::Serialize for OpForm<'_> {
         }
         map.end()
     }
+}
+
+/// A hunk of an `edit` operation: `{"old": [lines], "new": [lines],
+/// "line": n, "anchor": "…", "at_end": true}` (the last three optional).
+struct HunkForm<'h>(&'h crate::plan::Hunk);
+
+impl serde::Serialize for HunkForm<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let h = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("old", &h.old)?;
+        map.serialize_entry("new", &h.new)?;
+        if let Some(line) = h.line {
+            map.serialize_entry("line", &line)?;
+        }
+        if let Some(anchor) = &h.anchor {
+            map.serialize_entry("anchor", anchor)?;
+        }
+        if h.at_end {
+            map.serialize_entry("at_end", &true)?;
+        }
+        map.end()
+    }
+}
+
+/// Reads the hunks of an `edit` operation back.
+fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
+    let bad =
+        || "\"hunks\" must be a list of {\"old\": [lines], \"new\": [lines]} objects".to_string();
+    let Some(Value::Array(items)) = value else {
+        return Err(bad());
+    };
+    let lines = |v: Option<&Value>| -> Result<Vec<String>, String> {
+        match v {
+            Some(Value::Array(lines)) => lines
+                .iter()
+                .map(|l| l.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(bad),
+            _ => Err(bad()),
+        }
+    };
+    items
+        .iter()
+        .map(|item| {
+            let Value::Object(m) = item else {
+                return Err(bad());
+            };
+            Ok(crate::plan::Hunk {
+                old: lines(m.get("old"))?,
+                new: lines(m.get("new"))?,
+                line: match m.get("line") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(
+                        v.as_u64()
+                            .and_then(|n| u32::try_from(n).ok())
+                            .ok_or_else(|| "a hunk's \"line\" must be a line number".to_string())?,
+                    ),
+                },
+                anchor: match m.get("anchor") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(a)) => Some(a.clone()),
+                    Some(_) => return Err("a hunk's \"anchor\" must be a string".to_string()),
+                },
+                at_end: matches!(m.get("at_end"), Some(Value::Bool(true))),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -243,7 +243,7 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
                 OpKind::Run => "run",
                 OpKind::Delete => "delete",
                 OpKind::Move => "move",
-                OpKind::Insert => "edit",
+                OpKind::Insert | OpKind::Edit => "edit",
                 // Neither changes a file git keeps.
                 OpKind::Read | OpKind::Mkdir => return,
                 _ if t.message.starts_with("created") => "create",
