@@ -266,10 +266,12 @@ pub enum Op {
 /// One change of an EDIT: lines to find, and the lines that replace them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
-    /// The lines to find (context and removed lines), without line ends.
-    pub old: Vec<String>,
-    /// The lines that replace them (context and added lines).
-    pub new: Vec<String>,
+    /// The lines to find (context and removed lines), each ending with
+    /// `\n` (one text, not a vector of lines: a 20 MB reply of small lines
+    /// would pay an allocation per line).
+    pub old: String,
+    /// The lines that replace them (context and added lines), the same way.
+    pub new: String,
     /// 1-based line where the writer saw `old` start (a diff's `@@ -l`):
     /// it chooses among several matches, never excludes one.
     pub line: Option<u32>,
@@ -278,6 +280,39 @@ pub struct Hunk {
     pub anchor: Option<String>,
     /// The hunk ends the file (apply_patch's `*** End of File`).
     pub at_end: bool,
+}
+
+impl Hunk {
+    /// A hunk of these lines (without line ends), nothing else set.
+    pub fn of_lines<S: AsRef<str>>(old: &[S], new: &[S]) -> Hunk {
+        Hunk {
+            old: joined(old),
+            new: joined(new),
+            line: None,
+            anchor: None,
+            at_end: false,
+        }
+    }
+
+    /// The lines to find, without their line ends.
+    pub fn old_lines(&self) -> Vec<&str> {
+        self.old.split_terminator('\n').collect()
+    }
+
+    /// The new lines, without their line ends.
+    pub fn new_lines(&self) -> Vec<&str> {
+        self.new.split_terminator('\n').collect()
+    }
+}
+
+/// `lines`, each ended with `\n`.
+pub fn joined<S: AsRef<str>>(lines: &[S]) -> String {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
+    for l in lines {
+        text.push_str(l.as_ref());
+        text.push('\n');
+    }
+    text
 }
 
 /// How an EDIT's hunks are found: the rules of the format that wrote them

@@ -170,9 +170,10 @@ pub fn edit(
     let mut cursor = 0;
     let mut shift: i64 = 0;
     for (i, hunk) in hunks.iter().enumerate() {
+        let (old, new) = (hunk.old_lines(), hunk.new_lines());
         let place = match locate {
-            Locate::Sequential => sequential(&lines, hunk, cursor),
-            Locate::Unique => unique(&lines, hunk, cursor, shift),
+            Locate::Sequential => sequential(&lines, hunk, &old, &new, cursor),
+            Locate::Unique => unique(&lines, hunk, &old, &new, cursor, shift),
         };
         let f = match place {
             Ok(f) => f,
@@ -181,7 +182,7 @@ pub fn edit(
                     if !look {
                         return Box::new(without_search());
                     }
-                    Box::new(feedback(norm, &hunk.old.join("\n"), &hunk.new.join("\n")))
+                    Box::new(feedback(norm, &old.join("\n"), &new.join("\n")))
                 });
                 return Err(EditError::NotFound {
                     hunk: i + 1,
@@ -249,9 +250,15 @@ enum Miss {
 /// an end-of-file hunk), by the steps in order; a hunk whose last line is
 /// empty is tried again without it. A hunk of added lines only goes to the
 /// end of the file.
-fn sequential(lines: &Lines<'_>, hunk: &Hunk, mut cursor: usize) -> Result<Found, Miss> {
+fn sequential(
+    lines: &Lines<'_>,
+    hunk: &Hunk,
+    old: &[&str],
+    new: &[&str],
+    mut cursor: usize,
+) -> Result<Found, Miss> {
     if let Some(anchor) = &hunk.anchor {
-        match seek(lines, std::slice::from_ref(anchor), cursor, false) {
+        match seek(lines, &[anchor.as_str()], cursor, false) {
             Some((at, _)) => cursor = at + 1,
             None => {
                 return Err(Miss::NotFound {
@@ -260,7 +267,7 @@ fn sequential(lines: &Lines<'_>, hunk: &Hunk, mut cursor: usize) -> Result<Found
             }
         }
     }
-    if hunk.old.is_empty() {
+    if old.is_empty() {
         let end = if lines.len() > 0 && lines.line(lines.len() - 1).is_empty() {
             lines.len() - 1
         } else {
@@ -269,16 +276,15 @@ fn sequential(lines: &Lines<'_>, hunk: &Hunk, mut cursor: usize) -> Result<Found
         return Ok(Found {
             start: end,
             len: 0,
-            new: hunk.new.clone(),
+            new: owned(new),
             step: Step::Exact,
         });
     }
-    let mut old: &[String] = &hunk.old;
-    let mut new: &[String] = &hunk.new;
+    let (mut old, mut new) = (old, new);
     let mut at = seek(lines, old, cursor, hunk.at_end);
-    if at.is_none() && old.last().is_some_and(String::is_empty) {
+    if at.is_none() && old.last().is_some_and(|l| l.is_empty()) {
         old = &old[..old.len() - 1];
-        if new.last().is_some_and(String::is_empty) {
+        if new.last().is_some_and(|l| l.is_empty()) {
             new = &new[..new.len() - 1];
         }
         at = seek(lines, old, cursor, hunk.at_end);
@@ -287,7 +293,7 @@ fn sequential(lines: &Lines<'_>, hunk: &Hunk, mut cursor: usize) -> Result<Found
         Some((start, step)) => Ok(Found {
             start,
             len: old.len(),
-            new: new.to_vec(),
+            new: owned(new),
             step,
         }),
         None => Err(Miss::NotFound { anchor: None }),
@@ -296,7 +302,7 @@ fn sequential(lines: &Lines<'_>, hunk: &Hunk, mut cursor: usize) -> Result<Found
 
 /// The first window from `from` (only the last one for `at_end`) whose
 /// lines equal `pattern` by the first step that finds one.
-fn seek(lines: &Lines<'_>, pattern: &[String], from: usize, at_end: bool) -> Option<(usize, Step)> {
+fn seek(lines: &Lines<'_>, pattern: &[&str], from: usize, at_end: bool) -> Option<(usize, Step)> {
     if pattern.is_empty() {
         return Some((from, Step::Exact));
     }
@@ -307,7 +313,7 @@ fn seek(lines: &Lines<'_>, pattern: &[String], from: usize, at_end: bool) -> Opt
     let first = if at_end { last } else { from };
     for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
         for i in first..=last {
-            if (0..pattern.len()).all(|k| same(lines.line(i + k), &pattern[k], step)) {
+            if (0..pattern.len()).all(|k| same(lines.line(i + k), pattern[k], step)) {
                 return Some((i, step));
             }
         }
@@ -344,8 +350,15 @@ fn fold(c: char) -> char {
 /// how far earlier hunks were from theirs) or refused. Where nothing
 /// matches exactly: one uniform indentation offset, then without leading
 /// blank lines (exactly, then re-indented).
-fn unique(lines: &Lines<'_>, hunk: &Hunk, cursor: usize, shift: i64) -> Result<Found, Miss> {
-    if hunk.old.is_empty() {
+fn unique(
+    lines: &Lines<'_>,
+    hunk: &Hunk,
+    old_lines: &[&str],
+    new_lines: &[&str],
+    cursor: usize,
+    shift: i64,
+) -> Result<Found, Miss> {
+    if old_lines.is_empty() {
         // Added lines only: after the line the hunk names (0: the top).
         let after = hunk.line.map_or(lines.len(), |l| {
             (i64::from(l) + shift).clamp(0, lines.len() as i64) as usize
@@ -353,20 +366,20 @@ fn unique(lines: &Lines<'_>, hunk: &Hunk, cursor: usize, shift: i64) -> Result<F
         return Ok(Found {
             start: after.max(cursor),
             len: 0,
-            new: hunk.new.clone(),
+            new: owned(new_lines),
             step: Step::Exact,
         });
     }
-    let blank_lead = hunk.old.iter().take_while(|l| l.trim().is_empty()).count();
-    let mut tries: Vec<(Step, &[String], Vec<String>)> = vec![
-        (Step::Exact, &hunk.old, hunk.new.clone()),
-        (Step::Indent, &hunk.old, hunk.new.clone()),
+    let blank_lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
+    let mut tries: Vec<(Step, &[&str], &[&str])> = vec![
+        (Step::Exact, old_lines, new_lines),
+        (Step::Indent, old_lines, new_lines),
     ];
-    if blank_lead > 0 && blank_lead < hunk.old.len() {
-        let old = &hunk.old[blank_lead..];
-        let new_lead = hunk.new.iter().take_while(|l| l.trim().is_empty()).count();
-        let new: Vec<String> = hunk.new[new_lead.min(blank_lead)..].to_vec();
-        tries.push((Step::LeadingBlank, old, new.clone()));
+    if blank_lead > 0 && blank_lead < old_lines.len() {
+        let old = &old_lines[blank_lead..];
+        let new_lead = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
+        let new = &new_lines[new_lead.min(blank_lead)..];
+        tries.push((Step::LeadingBlank, old, new));
         tries.push((Step::LeadingBlankIndent, old, new));
     }
     for (step, old, new) in tries {
@@ -375,11 +388,11 @@ fn unique(lines: &Lines<'_>, hunk: &Hunk, cursor: usize, shift: i64) -> Result<F
         if old.len() <= lines.len() {
             for i in cursor..=lines.len() - old.len() {
                 if indent {
-                    if let Some(shifted) = reindent(lines, i, old, &new) {
+                    if let Some(shifted) = reindent(lines, i, old, new) {
                         matches.push((i, shifted));
                     }
                 } else if (0..old.len()).all(|k| lines.line(i + k) == old[k]) {
-                    matches.push((i, new.clone()));
+                    matches.push((i, owned(new)));
                 }
             }
         }
@@ -407,6 +420,10 @@ fn unique(lines: &Lines<'_>, hunk: &Hunk, cursor: usize, shift: i64) -> Result<F
     Err(Miss::NotFound { anchor: None })
 }
 
+fn owned(lines: &[&str]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
 /// The match nearest to line index `want`, if one is nearer than all
 /// others.
 fn nearest(matches: &[(usize, Vec<String>)], want: i64) -> Option<(usize, Vec<String>)> {
@@ -420,11 +437,15 @@ fn nearest(matches: &[(usize, Vec<String>)], want: i64) -> Option<(usize, Vec<St
 /// Whether the file's lines from `at` are `old` with one uniform change
 /// of indentation (blank lines match blank lines), and if so `new`
 /// re-indented the same way. An offset of nothing is no looser match.
-fn reindent(lines: &Lines<'_>, at: usize, old: &[String], new: &[String]) -> Option<Vec<String>> {
+fn reindent(lines: &Lines<'_>, at: usize, old: &[&str], new: &[&str]) -> Option<Vec<String>> {
     let lead = |l: &str| l.len() - l.trim_start().len();
     // The pattern's common indentation, by bytes of its first non-blank
     // line that all its non-blank lines share.
-    let non_blank: Vec<&String> = old.iter().filter(|l| !l.trim().is_empty()).collect();
+    let non_blank: Vec<&str> = old
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     let first = non_blank.first()?;
     let mut common = &first[..lead(first)];
     for l in &non_blank {
@@ -455,7 +476,7 @@ fn reindent(lines: &Lines<'_>, at: usize, old: &[String], new: &[String]) -> Opt
         new.iter()
             .map(|l| match l.strip_prefix(common) {
                 Some(rest) if !l.trim().is_empty() => format!("{prefix}{rest}"),
-                _ => l.clone(),
+                _ => l.to_string(),
             })
             .collect(),
     )
@@ -516,13 +537,7 @@ mod tests {
     use super::*;
 
     fn hunk(old: &[&str], new: &[&str]) -> Hunk {
-        Hunk {
-            old: old.iter().map(|s| s.to_string()).collect(),
-            new: new.iter().map(|s| s.to_string()).collect(),
-            line: None,
-            anchor: None,
-            at_end: false,
-        }
+        Hunk::of_lines(old, new)
     }
 
     fn run(file: &str, hunks: &[Hunk], locate: Locate) -> Result<(String, Vec<String>), EditError> {

@@ -630,11 +630,13 @@ fn run_edit<F: Files>(
     let look = options
         .feedback_until
         .is_none_or(|until| std::time::Instant::now() < until);
+    // "the lines to find are …" for one hunk, "hunk 2 of 3: its lines
+    // are …" for several.
     let of_hunks = |hunk: usize, of: usize| {
         if of == 1 {
-            "the hunk".to_string()
+            "the lines to find".to_string()
         } else {
-            format!("hunk {hunk} of {of}")
+            format!("hunk {hunk} of {of}: its lines")
         }
     };
     match edit(
@@ -685,7 +687,7 @@ fn run_edit<F: Files>(
                     step,
                 } => (
                     format!(
-                        "{} matches at lines {}{}, and nothing says which is meant; nothing was changed",
+                        "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
                         of_hunks(hunk, of),
                         join(&lines),
                         if step == super::edit::Step::Exact {
@@ -706,8 +708,9 @@ fn run_edit<F: Files>(
                     ..
                 } => (
                     format!(
-                        "{}: its context line `{anchor}` is not in the file (after the hunks before it); nothing was changed",
-                        of_hunks(hunk, of)
+                        "{}the context line `{anchor}` is not in the file{}; nothing was changed",
+                        if of == 1 { String::new() } else { format!("hunk {hunk} of {of}: ") },
+                        if hunk > 1 { " after the hunks before it" } else { "" }
                     ),
                     vec!["copy the @@ context line from the file exactly as it is now".to_string()],
                 ),
@@ -716,14 +719,14 @@ fn run_edit<F: Files>(
                 } => {
                     let mut details = Vec::new();
                     let mut message = format!(
-                        "{}: its lines are not in the file{}; nothing was changed",
+                        "{} are not in the file{}; nothing was changed",
                         of_hunks(hunk, of),
                         if hunk > 1 { " after the hunks before it" } else { "" }
                     );
                     if let Some(fb) = feedback {
                         if let Some(line) = fb.already_present {
                             message = format!(
-                                "{}: its lines are not in the file, but its new lines already are (line {line}): it looks applied already and needs no resend; nothing was changed",
+                                "{} are not in the file, but the new lines already are (line {line}): the edit looks applied already and needs no resend; nothing was changed",
                                 of_hunks(hunk, of)
                             );
                         }

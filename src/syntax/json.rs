@@ -1125,8 +1125,8 @@ impl serde::Serialize for HunkForm<'_> {
         use serde::ser::SerializeMap;
         let h = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("old", &h.old)?;
-        map.serialize_entry("new", &h.new)?;
+        map.serialize_entry("old", &h.old_lines())?;
+        map.serialize_entry("new", &h.new_lines())?;
         if let Some(line) = h.line {
             map.serialize_entry("line", &line)?;
         }
@@ -1164,8 +1164,8 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
                 return Err(bad());
             };
             Ok(crate::plan::Hunk {
-                old: lines(m.get("old"))?,
-                new: lines(m.get("new"))?,
+                old: crate::plan::joined(&lines(m.get("old"))?),
+                new: crate::plan::joined(&lines(m.get("new"))?),
                 line: match m.get("line") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(

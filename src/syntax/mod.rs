@@ -13,6 +13,7 @@
 //! them is refused with a clear error instead of being taken for a reply
 //! without edits.
 
+pub mod aider;
 pub mod csl;
 pub mod detect;
 pub mod json;
@@ -52,7 +53,7 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 3] = [Syntax::Csl, Syntax::Replacer, Syntax::Json];
+    pub const READ: [Syntax; 4] = [Syntax::Csl, Syntax::Replacer, Syntax::Aider, Syntax::Json];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -248,6 +249,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
         Syntax::Replacer => replacer::parse(text),
+        Syntax::Aider => aider::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {

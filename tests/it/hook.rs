@@ -769,6 +769,10 @@ const EVERY_SYNTAX: &[(&str, &str)] = &[
         r#"[{"op": "search", "path": "a.txt", "search": "hi", "replace": "hello"}, {"op": "write", "path": "b.txt", "content": "new"}]"#,
     ),
     (
+        "aider",
+        "Two edits.\n\na.txt\n```\n<<<<<<< SEARCH\nhi\n=======\nhello\n>>>>>>> REPLACE\n```\n\nb.txt\n```\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n```\n",
+    ),
+    (
         "replacer",
         "Two edits.\n\n<<<EXPLANATION>>>\nA warmer greeting\n<<<FILE>>>\na.txt\n<<<SEARCH>>>\nhi\n<<<REPLACE>>>\nhello\n<<<END>>>\n\n<<<FILE>>>\nb.txt\n<<<OVERWRITE>>>\nnew\n<<<END>>>\n",
     ),

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Generate a large, realistic aider SEARCH/REPLACE reply for `bench/parse.sh`.
+
+Usage: gen_aider.py SIZE SEED OUTPUT
+
+Deterministic for a given size and seed. The reply has what models write in
+aider's format: prose between blocks, the file path on the line before a
+```lang fence, several blocks for one file (later ones without a path line),
+empty SEARCH parts that create files, Cline-style markers in some blocks,
+code of varied line lengths (some very long minified lines), tabs, quotes,
+backslashes, non-ASCII text and a few CRLF blocks. Nothing in it is an error.
+"""
+
+import random
+import sys
+
+WORDS = (
+    "the parser reads each line once and decides whether it is a marker or "
+    "content this change moves the configuration loader into its own module "
+    "so that tests can build it without touching the file system café naïve"
+).split()
+
+
+def prose(rng):
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40))).capitalize() + "."
+
+
+def code_line(rng):
+    kind = rng.random()
+    if kind < 0.02:
+        return "var a=" + "".join(rng.choice("abcdef0123456789(){};,.+") for _ in range(rng.randint(500, 3000)))
+    if kind < 0.2:
+        return "\tif err != nil { return fmt.Errorf(\"read %s: %w\", path, err) }"
+    indent = " " * (4 * rng.randint(0, 3))
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+    return f'{indent}value = "{words}"  # \\n keeps \'quotes\''
+
+
+def block(rng, n, with_path):
+    cline = rng.random() < 0.1
+    head, tail = ("------- SEARCH", "+++++++ REPLACE") if cline else ("<<<<<<< SEARCH", ">>>>>>> REPLACE")
+    out = []
+    if with_path:
+        out.append(f"src/module_{n % 997}/file_{n}.py")
+    out.append("```python")
+    out.append(head)
+    if rng.random() > 0.15:
+        out += [code_line(rng) for _ in range(rng.randint(1, 12))]
+    out.append("=======")
+    out += [code_line(rng) for _ in range(rng.randint(1, 30))]
+    out += [tail, "```"]
+    ending = "\r\n" if rng.random() < 0.03 else "\n"
+    return ending.join(out) + ending
+
+
+def main():
+    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    rng = random.Random(seed)
+    parts, total, n = [], 0, 0
+    while total < size:
+        n += 1
+        text = prose(rng) + "\n\n" + block(rng, n, n == 1 or rng.random() < 0.7) + "\n"
+        parts.append(text)
+        total += len(text.encode())
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("".join(parts))
+
+
+if __name__ == "__main__":
+    main()

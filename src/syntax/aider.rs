@@ -1,0 +1,495 @@
+//! The aider front end: SEARCH/REPLACE blocks (aider, Cline, Roo) as
+//! drafts of the common plan (syntaxes.md §4; decisions in
+//! doc/syntax-aider.md).
+//!
+//! Owns the reading of the format:
+//!
+//! ````text
+//! src/app.py
+//! ```python
+//! <<<<<<< SEARCH
+//! print("hi")
+//! =======
+//! print("hello")
+//! >>>>>>> REPLACE
+//! ```
+//! ````
+//!
+//! Markers are 5 to 9 characters (`<<<<<<< SEARCH`, `=======`,
+//! `>>>>>>> REPLACE`; Cline's `------- SEARCH` and `+++++++ REPLACE`). The
+//! file path is the line just before the block, or before its opening
+//! fence, as aider finds it; a block without one keeps the previous
+//! block's path. Each block is one task: an EDIT of one hunk found as
+//! `plan::Locate::Unique` finds it, or, with an empty SEARCH, a WRITE that
+//! creates the file or appends to it.
+
+use std::borrow::Cow;
+
+use crate::csl::{DiagnosticKind, OpKind, TaskId};
+use crate::plan::{Action, Draft, Hunk, Locate};
+
+use super::detect::conflict_marker;
+use super::{Parsed, Syntax};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    Search,
+    Divider,
+    Replace,
+}
+
+/// The marker `line` is: markers may be indented (aider strips lines),
+/// with trailing spaces.
+fn marker(line: &str) -> Option<Marker> {
+    let t = line.trim();
+    let first = *t.as_bytes().first()?;
+    match first {
+        b'<' | b'-' if conflict_marker(t, first, "SEARCH").is_some() => Some(Marker::Search),
+        b'>' | b'+' if conflict_marker(t, first, "REPLACE").is_some() => Some(Marker::Replace),
+        b'=' => {
+            let n = t.bytes().take_while(|&b| b == b'=').count();
+            ((5..=9).contains(&n) && n == t.len()).then_some(Marker::Divider)
+        }
+        _ => None,
+    }
+}
+
+/// A line of the reply: its text without the line end, and its number.
+#[derive(Debug, Clone, Copy)]
+struct Line<'t> {
+    text: &'t str,
+    number: u32,
+}
+
+fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
+    let mut pos = 0;
+    let mut number = 0;
+    std::iter::from_fn(move || {
+        if pos >= text.len() {
+            return None;
+        }
+        let rest = &text[pos..];
+        let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(n) => (&rest[..n], pos + n + 1),
+            None => (rest, text.len()),
+        };
+        number += 1;
+        pos = next;
+        Some(Line {
+            text: raw.strip_suffix('\r').unwrap_or(raw),
+            number,
+        })
+    })
+}
+
+/// The path a line names, as aider reads one: trimmed, without a trailing
+/// `:`, leading `#`, surrounding backticks or asterisks (`\_` is `_`);
+/// also Cline's `<path>…</path>`. `None` for a fence, `...`, a blank line,
+/// text with spaces in it, or a word with a colon and neither `.` nor `/`
+/// (prose such as "Here is the change:" or "Sure:", which aider would take
+/// for a file name).
+fn file_name(line: &str) -> Option<String> {
+    let t = line.trim();
+    if t.is_empty() || t == "..." || t.starts_with("```") {
+        return None;
+    }
+    let t = t
+        .strip_prefix("<path>")
+        .and_then(|r| r.strip_suffix("</path>"))
+        .unwrap_or(t);
+    // "Sure:" or "Changes:" before a block is prose; "src/a.py:" a path.
+    let colon = t.ends_with(':');
+    let t = t
+        .trim_end_matches(':')
+        .trim_start_matches('#')
+        .trim()
+        .trim_matches('`')
+        .trim_matches('*');
+    if t.is_empty() || t.contains(char::is_whitespace) || (colon && !t.contains(['.', '/'])) {
+        return None;
+    }
+    Some(t.replace("\\_", "_"))
+}
+
+/// The path of a block whose SEARCH marker follows `before` (the lines
+/// before it, nearest last): the nearest line that names one, looking
+/// past fence lines only (aider's `find_filename`, three lines back).
+fn path_before(before: &[&str]) -> Option<String> {
+    for line in before.iter().rev().take(3) {
+        if let Some(name) = file_name(line) {
+            return Some(name);
+        }
+        if !line.trim_start().starts_with("```") {
+            return None;
+        }
+    }
+    None
+}
+
+/// Where the reader is; a block's lines are borrowed from the reply until
+/// the block is complete.
+#[derive(Debug)]
+enum State<'t> {
+    Outside,
+    Search(Vec<&'t str>),
+    Replace(Vec<&'t str>, Vec<&'t str>),
+}
+
+struct Block {
+    task: TaskId,
+    line: u32,
+    path: Option<String>,
+}
+
+struct Reader<'t> {
+    text: &'t str,
+    diagnostics: Vec<crate::csl::Diagnostic>,
+    drafts: Vec<Draft>,
+    /// The path the last block named: a block without one keeps it.
+    current: Option<String>,
+    block: Option<Block>,
+    /// The last three lines, for a block's path.
+    recent: [&'t str; 3],
+}
+
+/// Reads an aider reply.
+pub fn parse(text: &str) -> Parsed<'_> {
+    let mut r = Reader {
+        text,
+        diagnostics: Vec::new(),
+        drafts: Vec::new(),
+        current: None,
+        block: None,
+        recent: [""; 3],
+    };
+    let mut state = State::Outside;
+    let mut last = 0;
+    for line in lines(text) {
+        last = line.number;
+        state = r.line(state, &line);
+        r.recent = [r.recent[1], r.recent[2], line.text];
+    }
+    if !matches!(state, State::Outside) {
+        r.unterminated(last, &state, None);
+    }
+    Parsed {
+        syntax: Syntax::Aider,
+        source: Cow::Borrowed(text),
+        drafts: r.drafts,
+        diagnostics: r.diagnostics,
+        dropped: Vec::new(),
+        csl: None,
+        explanations: Vec::new(),
+    }
+}
+
+impl<'t> Reader<'t> {
+    fn line(&mut self, state: State<'t>, line: &Line<'t>) -> State<'t> {
+        match (state, marker(line.text)) {
+            (State::Outside, Some(Marker::Search)) => self.open(line),
+            (State::Outside, Some(Marker::Replace)) => {
+                let mut d = super::warning(
+                    self.text,
+                    line.number,
+                    DiagnosticKind::StrayMarker,
+                    "a REPLACE marker outside a block is ignored".to_string(),
+                    Some(
+                        "a block is SEARCH marker, the lines to find, =======, the new lines, REPLACE marker"
+                            .to_string(),
+                    ),
+                );
+                d.task = None;
+                self.diagnostics.push(d);
+                State::Outside
+            }
+            // A divider in prose is a Markdown heading's underline.
+            (State::Outside, _) => State::Outside,
+            (State::Search(old), Some(Marker::Divider)) => State::Replace(old, Vec::new()),
+            (State::Search(_), Some(Marker::Replace)) => {
+                self.fault(
+                    line.number,
+                    DiagnosticKind::MalformedBlock,
+                    "the REPLACE marker comes before the ======= line: the block has no replacement part".to_string(),
+                    "write the lines to find, then a line =======, then the new lines, then >>>>>>> REPLACE",
+                );
+                self.close();
+                State::Outside
+            }
+            (state @ (State::Search(_) | State::Replace(..)), Some(Marker::Search)) => {
+                self.unterminated(line.number, &state, Some(line.number));
+                self.open(line)
+            }
+            (State::Search(mut old), _) => {
+                old.push(line.text);
+                State::Search(old)
+            }
+            (State::Replace(old, new), Some(Marker::Replace)) => {
+                self.complete(old, new);
+                State::Outside
+            }
+            (State::Replace(old, mut new), _) => {
+                new.push(line.text);
+                State::Replace(old, new)
+            }
+        }
+    }
+
+    fn open(&mut self, line: &Line<'t>) -> State<'t> {
+        let task = TaskId {
+            top: self.drafts.len() as u32 + 1,
+            sub: None,
+        };
+        let path = path_before(&self.recent).or_else(|| self.current.clone());
+        if let Some(p) = &path {
+            self.current = Some(p.clone());
+        }
+        self.block = Some(Block {
+            task,
+            line: line.number,
+            path,
+        });
+        // The task's number is taken even if the block turns out broken.
+        let mut placeholder = Draft::invalid(task, line.number, OpKind::Edit, String::new());
+        placeholder.invalid.clear();
+        self.drafts.push(placeholder);
+        State::Search(Vec::new())
+    }
+
+    fn complete(&mut self, old: Vec<&'t str>, new: Vec<&'t str>) {
+        let Some((line, path)) = self.block.as_ref().map(|b| (b.line, b.path.clone())) else {
+            return;
+        };
+        let Some(path) = path else {
+            self.fault(
+                line,
+                DiagnosticKind::MalformedBlock,
+                "the block names no file: no path on the line before it (or before its fence), and no block before it named one".to_string(),
+                "write the file's path alone on the line just before the block's opening fence (or before <<<<<<< SEARCH)",
+            );
+            self.close();
+            return;
+        };
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        let draft = if old.iter().all(|l| l.trim().is_empty()) {
+            // aider's rule: an empty SEARCH creates the file, or appends
+            // to it when it exists.
+            let content = crate::plan::joined(&new);
+            Draft::new(
+                block.task,
+                block.line,
+                OpKind::Write,
+                Action::Write {
+                    path,
+                    content,
+                    append: true,
+                },
+            )
+        } else {
+            Draft::new(
+                block.task,
+                block.line,
+                OpKind::Edit,
+                Action::Edit {
+                    path,
+                    hunks: vec![Hunk::of_lines(&old, &new)],
+                    locate: Locate::Unique,
+                    final_newline: None,
+                },
+            )
+        };
+        self.place(draft);
+    }
+
+    /// The block open at `line` was not finished (`next`: the line of the
+    /// block that interrupts it; `None`: the reply ends).
+    fn unterminated(&mut self, line: u32, state: &State<'t>, next: Option<u32>) {
+        let missing = match state {
+            State::Search(_) => "======= line and no REPLACE marker",
+            _ => "REPLACE marker",
+        };
+        let opened = self.block.as_ref().map_or(line, |b| b.line);
+        let message = match next {
+            Some(n) => format!(
+                "the block of line {opened} has no {missing} before the next block (line {n}), so it was not applied"
+            ),
+            None => format!(
+                "the block has no {missing}: the reply ends inside it, so it was not applied"
+            ),
+        };
+        self.fault(
+            opened,
+            DiagnosticKind::UnterminatedBlock,
+            message,
+            "end every block with >>>>>>> REPLACE on a line of its own",
+        );
+        self.close();
+    }
+
+    /// Ends the current block as skipped.
+    fn close(&mut self) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        let index = block.task.top as usize - 1;
+        let reasons: Vec<(u32, String)> = self
+            .diagnostics
+            .iter()
+            .filter(|d| d.task == Some(block.task))
+            .map(|d| (d.line, d.message.clone()))
+            .collect();
+        let mut draft = Draft::invalid(block.task, block.line, OpKind::Edit, String::new());
+        draft.invalid = if reasons.is_empty() {
+            vec![(block.line, "the block is incomplete".to_string())]
+        } else {
+            reasons
+        };
+        draft.target = block.path;
+        if let Some(slot) = self.drafts.get_mut(index) {
+            *slot = draft;
+        }
+    }
+
+    fn place(&mut self, draft: Draft) {
+        let index = draft.task.top as usize - 1;
+        if let Some(slot) = self.drafts.get_mut(index) {
+            *slot = draft;
+        }
+    }
+
+    fn fault(&mut self, line: u32, kind: DiagnosticKind, message: String, hint: &str) {
+        let mut d = super::warning(self.text, line, kind, message, Some(hint.to_string()));
+        if let Some(block) = &self.block {
+            d.task = Some(block.task);
+            d.operation = Some(OpKind::Edit);
+        }
+        self.diagnostics.push(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csl::Delimiters;
+    use crate::syntax::Choice;
+
+    fn drafts(text: &str) -> Vec<(u32, Option<String>, Option<Action>)> {
+        parse(text)
+            .drafts
+            .into_iter()
+            .map(|d| (d.task.top, d.target, d.action))
+            .collect()
+    }
+
+    fn edit(path: &str, old: &[&str], new: &[&str]) -> Action {
+        Action::Edit {
+            path: path.into(),
+            hunks: vec![Hunk::of_lines(old, new)],
+            locate: Locate::Unique,
+            final_newline: None,
+        }
+    }
+
+    #[test]
+    fn the_path_is_before_the_fence_and_carries_to_the_next_block() {
+        let text = "Change it:\n\nsrc/app.py\n```python\n<<<<<<< SEARCH\nprint(\"hi\")\n=======\nprint(\"hello\")\n>>>>>>> REPLACE\n```\n\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n";
+        let got: Vec<Option<Action>> = drafts(text).into_iter().map(|d| d.2).collect();
+        assert_eq!(
+            got,
+            [
+                Some(edit(
+                    "src/app.py",
+                    &["print(\"hi\")"],
+                    &["print(\"hello\")"]
+                )),
+                Some(edit("src/app.py", &["x = 1"], &["x = 2"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn path_lines_as_models_decorate_them() {
+        for (line, want) in [
+            ("**src/a.py**", Some("src/a.py")),
+            ("`src/a.py`:", Some("src/a.py")),
+            ("# src/my\\_file.py", Some("src/my_file.py")),
+            ("<path>src/a.py</path>", Some("src/a.py")),
+            ("Here is the change:", None),
+            ("Sure:", None),
+            ("Makefile", Some("Makefile")),
+            ("```python", None),
+            ("", None),
+        ] {
+            assert_eq!(file_name(line).as_deref(), want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn cline_markers_and_an_empty_search_that_creates() {
+        let text = "notes.txt\n------- SEARCH\n=======\nfirst line\n+++++++ REPLACE\n";
+        assert_eq!(
+            drafts(text),
+            [(
+                1,
+                None,
+                Some(Action::Write {
+                    path: "notes.txt".into(),
+                    content: "first line\n".into(),
+                    append: true,
+                })
+            )]
+        );
+    }
+
+    #[test]
+    fn broken_blocks_are_skipped_with_their_reasons_and_the_next_applies() {
+        let text = "a.py\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n\nb.py\n<<<<<<< SEARCH\ny\n=======\nz\n\nc.py\n<<<<<<< SEARCH\nq\n=======\nr\n>>>>>>> REPLACE\n";
+        let parsed = parse(text);
+        let codes: Vec<&str> = parsed.diagnostics.iter().map(|d| d.kind.code()).collect();
+        assert_eq!(codes, ["malformed_block", "unterminated_block"]);
+        let ok: Vec<bool> = parsed.drafts.iter().map(|d| d.action.is_some()).collect();
+        assert_eq!(ok, [false, false, true]);
+        assert!(
+            parsed
+                .drafts
+                .iter()
+                .all(|d| d.action.is_some() || !d.invalid.is_empty())
+        );
+        // b.py's block runs into c.py's: c.py's path line is taken as b's
+        // replacement text, so c.py's block keeps the path b.py named.
+        assert_eq!(parsed.drafts[2].target, None);
+    }
+
+    #[test]
+    fn a_block_with_no_path_anywhere_is_refused() {
+        let parsed = parse("Sure:\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n");
+        assert!(parsed.drafts[0].action.is_none());
+        assert_eq!(parsed.diagnostics[0].kind.code(), "malformed_block");
+    }
+
+    #[test]
+    fn markdown_rules_and_git_conflicts_are_not_blocks() {
+        let delims = Delimiters::default();
+        for prose in [
+            "Title\n=======\n\nText.\n",
+            "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n",
+        ] {
+            let parsed = crate::syntax::parse(prose.as_bytes(), Choice::Auto, &delims);
+            assert_ne!(parsed.syntax, Syntax::Aider, "{prose}");
+            assert!(parse(prose).drafts.is_empty(), "{prose}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_parses_without_panic_and_numbers_run_in_order() {
+        let text = "a.py\n```py\n<<<<<<< SEARCH\nx\n=======\n=======\ny\n>>>>>>> REPLACE\n```\n>>>>>>> REPLACE\n<<<<<<< SEARCH\né\r\n<<<<<<< SEARCH\n=======\n";
+        for end in (0..=text.len()).filter(|&n| text.is_char_boundary(n)) {
+            let parsed = parse(&text[..end]);
+            for (i, d) in parsed.drafts.iter().enumerate() {
+                assert_eq!(d.task.top as usize, i + 1);
+                assert!(d.action.is_some() || !d.invalid.is_empty(), "{d:?}");
+            }
+        }
+    }
+}

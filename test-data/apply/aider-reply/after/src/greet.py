@@ -1,0 +1,5 @@
+def greet(name="world"):
+    print(f"hello, {name}")
+
+
+greet("clada")

@@ -1,0 +1,5 @@
+def greet():
+    print("hi")
+
+
+greet()
