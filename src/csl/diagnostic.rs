@@ -74,6 +74,15 @@ pub enum DiagnosticKind {
     /// Invalid: a JSON operation is missing a field, has one of the wrong
     /// type, or names an unknown operation.
     InvalidJsonOperation,
+    /// Invalid: a CML element is not well-formed or not CML (unknown
+    /// element or attribute, markup outside CDATA, a missing part): that
+    /// element, or its whole block, is skipped.
+    MalformedXml,
+    /// Fatal: a CML CDATA section never closes, so nothing after it can
+    /// be read.
+    UnreadableXml,
+    /// Invalid: `<tasks version="…">` names a CML version there never was.
+    UnknownVersion,
 }
 
 impl DiagnosticKind {
@@ -83,9 +92,11 @@ impl DiagnosticKind {
             InputTooLarge | InvalidUtf8 | MalformedMarker | UnknownOperation | UnquotedValue
             | UnterminatedQuote | DuplicateAttribute | EndWithAttributes | ContentOnMarkerLine
             | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
-            | UnsupportedSyntax | MalformedJson | UnknownJsonShape => Severity::Fatal,
+            | UnsupportedSyntax | MalformedJson | UnknownJsonShape | UnreadableXml => {
+                Severity::Fatal
+            }
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
-            | InvalidJsonOperation => Severity::Invalid,
+            | InvalidJsonOperation | MalformedXml | UnknownVersion => Severity::Invalid,
             UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
             | ForeignBlock => Severity::Warning,
         }
@@ -125,6 +136,10 @@ impl DiagnosticKind {
             MalformedJson => "malformed_json",
             UnknownJsonShape => "unknown_json_shape",
             InvalidJsonOperation => "invalid_operation",
+            // One code for CML's syntax errors (the original protocol's);
+            // the severity says whether the rest of the reply was read.
+            MalformedXml | UnreadableXml => "malformed_xml",
+            UnknownVersion => "unknown_version",
         }
     }
 }

@@ -256,7 +256,7 @@ fn hashbang_id<'l>(line: &'l str, prefix: &str) -> Option<&'l str> {
 
 /// A CML top-level element that opens here: its name, when the line starts
 /// with it and carries its required attribute.
-fn cml_opener(line: &str) -> Option<&'static str> {
+pub(super) fn cml_opener(line: &str) -> Option<&'static str> {
     const ELEMENTS: [(&str, &[&str]); 6] = [
         ("tasks", &[]),
         ("edit", &["path="]),

@@ -8,10 +8,11 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]) and `json`. The other syntaxes
+//! Front ends: `csl` (over [`crate::csl`]), `cml` and `json`. The other syntaxes
 //! are recognised (`detect`) so that a reply in one of them is refused
 //! with a clear error instead of being taken for a reply without edits.
 
+pub mod cml;
 pub mod csl;
 pub mod detect;
 pub mod json;
@@ -50,7 +51,7 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 2] = [Syntax::Csl, Syntax::Json];
+    pub const READ: [Syntax; 3] = [Syntax::Csl, Syntax::Cml, Syntax::Json];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -230,6 +231,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     let mut parsed = match syntax {
         Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
+        Syntax::Cml => cml::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {
