@@ -6,8 +6,9 @@
 //! (doc/syntax-cml.md). Reading tags and values byte by byte is
 //! [`markup`]'s; paths are checked by `plan` as for every syntax.
 //!
-//! A top-level element starts at column 1 of a line (prose, Markdown and
-//! code fences around it are ignored). A broken element is skipped and
+//! A top-level element starts at column 1 of a line (prose and Markdown
+//! around it are ignored, and so is everything inside a code fence
+//! labelled with another language than XML: HTML or JSX shown in prose). A broken element is skipped and
 //! reported while the rest of the reply applies; only a CDATA section
 //! that never closes is fatal, because everything after it is its text.
 
@@ -166,6 +167,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         lines: Lines { pos: 0, line: 1 },
         diagnostics: Vec::new(),
         fatal: false,
+        in_block: false,
     };
     let drafts = reader.document();
     let fatal = reader.fatal;
@@ -215,6 +217,8 @@ struct Reader<'t> {
     diagnostics: Vec<Diagnostic>,
     /// A CDATA section never closes: nothing after it can be read.
     fatal: bool,
+    /// Reading the operations of a `<tasks>` block.
+    in_block: bool,
 }
 
 /// The reasons collected for one draft, with the task and operation the
@@ -229,11 +233,17 @@ impl<'t> Reader<'t> {
     fn document(&mut self) -> Vec<Draft> {
         let bytes = self.text.as_bytes();
         let mut drafts = Vec::new();
+        let mut fence = super::detect::Fence::default();
         let mut pos = 0;
         while pos < bytes.len() && !self.fatal {
             let eol = markup::line_end(bytes, pos);
-            let element = if bytes[pos] == b'<' {
-                opener(&self.text[pos..eol])
+            // A position after an element is mid-line: no fence there.
+            let at_line_start = pos == 0 || bytes[pos - 1] == b'\n';
+            let line = &self.text[pos..eol];
+            let allowed =
+                !at_line_start || fence.cml_allowed(line.strip_suffix('\r').unwrap_or(line));
+            let element = if allowed && bytes[pos] == b'<' {
+                opener(line)
             } else {
                 None
             };
@@ -529,7 +539,7 @@ impl<'t> Reader<'t> {
         let (text, end) = if tag.self_closing {
             (String::new(), tag.end)
         } else {
-            let v = self.value(tag.end, element.name(), errors)?;
+            let v = self.value(tag.end, &[element.name()], errors)?;
             (v.text, v.end)
         };
         let action = match element {
@@ -578,13 +588,21 @@ impl<'t> Reader<'t> {
 
     /// A value, with a multi-line text outside CDATA reported; `Err`:
     /// where reading stopped.
+    /// `inner`: the element, then (for a part of `<edit>`) the edit; the
+    /// block they are in, if any, is added: their closing lines end a
+    /// CDATA section whose `]]>` was forgotten.
     fn value(
         &mut self,
         at: usize,
-        name: &str,
+        inner: &[&'static str],
         errors: &mut Errors,
     ) -> Result<markup::Value, usize> {
-        match markup::value(self.text, at, name) {
+        let mut closers: Vec<&str> = inner.to_vec();
+        if self.in_block {
+            closers.push("tasks");
+        }
+        let name = inner.first().copied().unwrap_or("");
+        match markup::value(self.text, at, &closers) {
             Ok(v) => {
                 if let Some(nl) = v.multiline_text {
                     self.report(
@@ -764,7 +782,7 @@ impl<'t> Reader<'t> {
                 let (text, after) = if child.self_closing {
                     (String::new(), child.end)
                 } else {
-                    let v = self.value(child.end, part.name(), errors)?;
+                    let v = self.value(child.end, &[part.name(), "edit"], errors)?;
                     (v.text, v.end)
                 };
                 let slot = &mut parts[part as usize];
@@ -953,7 +971,9 @@ impl<'t> Reader<'t> {
                     };
                     // An invalid operation makes `plan` skip the block
                     // whole, with the operation's reasons.
+                    self.in_block = true;
                     let read = self.element(pos, element, id, false);
+                    self.in_block = false;
                     children.push(read.draft);
                     if self.fatal {
                         return Err(self.text.len());

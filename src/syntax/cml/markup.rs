@@ -349,7 +349,13 @@ pub enum ValueError {
 /// is entity-decoded, CDATA is literal except that `]]&gt;` inside it
 /// stands for `]]>` (the original CML protocol's escape). Layout around
 /// the value is dropped (see [`trim_layout`]).
-pub fn value(text: &str, at: usize, name: &str) -> Result<Value, ValueError> {
+///
+/// `closers` are the elements the value is inside, itself first: a line
+/// of a CDATA section that starts with one of their closing tags means the
+/// section's `]]>` was forgotten above it (detection ends the element
+/// there too), so the value is broken at that line rather than run on.
+pub fn value(text: &str, at: usize, closers: &[&str]) -> Result<Value, ValueError> {
+    let name = closers.first().copied().unwrap_or("");
     let bytes = text.as_bytes();
     let mut pieces: Vec<Piece> = Vec::new();
     let mut pos = at;
@@ -374,8 +380,11 @@ pub fn value(text: &str, at: usize, name: &str) -> Result<Value, ValueError> {
         let rest = &text[lt..];
         if rest.starts_with(CDATA_OPEN) {
             let from = lt + CDATA_OPEN.len();
-            let Some(end) = memmem::find(&bytes[from..], CDATA_CLOSE.as_bytes()).map(|n| from + n)
-            else {
+            let end = memmem::find(&bytes[from..], CDATA_CLOSE.as_bytes()).map(|n| from + n);
+            if let Some(p) = closing_line(text, from, end.unwrap_or(bytes.len()), closers) {
+                return Err(ValueError::Broken(p));
+            }
+            let Some(end) = end else {
                 return Err(ValueError::Unterminated(unterminated_cdata(text, lt, name)));
             };
             pieces.push(Piece::Cdata(from, end));
@@ -456,6 +465,39 @@ pub fn value(text: &str, at: usize, name: &str) -> Result<Value, ValueError> {
         end,
         multiline_text,
     })
+}
+
+/// The first line in `from..to` (inside a CDATA section) that starts,
+/// after spaces or tabs, with the closing tag of one of `closers`.
+fn closing_line(text: &str, from: usize, to: usize, closers: &[&str]) -> Option<Problem> {
+    let bytes = &text.as_bytes()[..to];
+    for hit in memmem::find_iter(&bytes[from..], b"</").map(|n| from + n) {
+        let line_start = memchr::memrchr(b'\n', &bytes[from..hit]).map(|n| from + n + 1)?;
+        if !bytes[line_start..hit]
+            .iter()
+            .all(|&b| b == b' ' || b == b'\t')
+        {
+            continue;
+        }
+        let rest = &bytes[hit + 2..];
+        let Some(&name) = closers
+            .iter()
+            .find(|name| rest.starts_with(name.as_bytes()) && rest.get(name.len()) == Some(&b'>'))
+        else {
+            continue;
+        };
+        return Some(Problem::new(
+            hit,
+            hit + name.len() + 3,
+            format!(
+                "`</{name}>` is inside a CDATA section: the `]]>` that ends the text above it is missing"
+            ),
+            format!(
+                "end the text with ]]> right before </{name}>; a `</{name}>` line that belongs to the text is written `]]><![CDATA[</{name}>`"
+            ),
+        ));
+    }
+    None
 }
 
 /// A `]]>` at `at` that ends a CDATA section before the text does.
@@ -663,7 +705,7 @@ mod tests {
 
     fn val(text: &str) -> String {
         let at = text.find('>').unwrap() + 1;
-        value(text, at, "v").unwrap().text
+        value(text, at, &["v"]).unwrap().text
     }
 
     #[test]
@@ -700,10 +742,10 @@ mod tests {
     #[test]
     fn multi_line_text_outside_cdata_is_flagged() {
         let text = "<v>\na\nb\n</v>";
-        let v = value(text, 3, "v").unwrap();
+        let v = value(text, 3, &["v"]).unwrap();
         assert_eq!(v.multiline_text, Some(5));
         assert_eq!(
-            value("<v><![CDATA[a\nb]]></v>", 3, "v")
+            value("<v><![CDATA[a\nb]]></v>", 3, &["v"])
                 .unwrap()
                 .multiline_text,
             None
@@ -713,14 +755,17 @@ mod tests {
     #[test]
     fn broken_values() {
         assert!(matches!(
-            value("<v><![CDATA[never", 3, "v"),
+            value("<v><![CDATA[never", 3, &["v"]),
             Err(ValueError::Unterminated(_))
         ));
         assert!(
-            matches!(value("<v><b>x</b></v>", 3, "v"), Err(ValueError::Broken(p)) if p.start == 3)
+            matches!(value("<v><b>x</b></v>", 3, &["v"]), Err(ValueError::Broken(p)) if p.start == 3)
         );
-        assert!(matches!(value("<v>x</w>", 3, "v"), Err(ValueError::Broken(p)) if p.start == 4));
-        assert!(matches!(value("<v>x", 3, "v"), Err(ValueError::Broken(_))));
+        assert!(matches!(value("<v>x</w>", 3, &["v"]), Err(ValueError::Broken(p)) if p.start == 4));
+        assert!(matches!(
+            value("<v>x", 3, &["v"]),
+            Err(ValueError::Broken(_))
+        ));
         // A `]]>` of the text ends the section: caught wherever it leaves
         // the rest.
         for text in [
@@ -729,7 +774,7 @@ mod tests {
             "<v><![CDATA[<x><![CDATA[y]]><z/>]]></v>",
         ] {
             assert!(
-                matches!(value(text, 3, "v"), Err(ValueError::Broken(p)) if p.message.contains("early")),
+                matches!(value(text, 3, &["v"]), Err(ValueError::Broken(p)) if p.message.contains("early")),
                 "{text}"
             );
         }
@@ -749,6 +794,22 @@ mod tests {
         assert!(tag("<write path=\"a\"", 0).is_err());
         assert!(tag("<write ?>", 0).is_err());
         assert!(tag("<é>", 0).is_err());
+    }
+
+    #[test]
+    fn a_closing_line_inside_cdata_breaks_the_value_there() {
+        let text = "<v><![CDATA[\na\n</v>\n<w/>\n]]></v>";
+        assert!(
+            matches!(value(text, 3, &["v"]), Err(ValueError::Broken(p)) if p.start == text.find("</v>").unwrap())
+        );
+        // Never closed, but where it should have been is known.
+        let text = "<s><![CDATA[\na\n  </e>\n";
+        assert!(matches!(
+            value(text, 3, &["s", "e"]),
+            Err(ValueError::Broken(_))
+        ));
+        // Not at the start of a line: text.
+        assert_eq!(val("<v><![CDATA[a </v>\nb]]></v>"), "a </v>\nb");
     }
 
     #[test]
