@@ -11,6 +11,9 @@ const GUIDE: &str = include_str!("prompt.md");
 /// The guide to the `json` syntax's operation list.
 const JSON_GUIDE: &str = include_str!("prompt-json.md");
 
+/// The guide to CML.
+const CML_GUIDE: &str = include_str!("prompt-cml.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -18,7 +21,7 @@ const JSON_GUIDE: &str = include_str!("prompt-json.md");
 /// clada.startDelimiter/endDelimiter).
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
-    /// The syntax the model should write: csl or json [default: csl]
+    /// The syntax the model should write: csl, cml or json [default: csl]
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 
@@ -41,6 +44,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
     let guide = match syntax {
         Syntax::Csl => render(&delims),
         Syntax::Json => JSON_GUIDE.to_string(),
+        Syntax::Cml => CML_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -89,5 +93,52 @@ mod tests {
         let kinds: std::collections::BTreeSet<&str> =
             parsed.drafts.iter().map(|d| d.kind.name()).collect();
         assert_eq!(kinds.len(), 9, "{kinds:?}");
+    }
+
+    /// The CML guide, read whole as a reply, is clean and its example has
+    /// every CML element, with the values the guide says they have.
+    #[test]
+    fn cml_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::validate::Count;
+        use crate::plan::Action;
+        let parsed = crate::syntax::cml::parse(super::CML_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let ops: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(
+            ops,
+            ["TASKS", "SEARCH", "WRITE", "MOVE", "DELETE", "RUN"],
+            "{:?}",
+            parsed.drafts
+        );
+        let Some(Action::Block(block)) = &parsed.drafts[0].action else {
+            panic!("not a block: {:?}", parsed.drafts[0]);
+        };
+        assert_eq!(
+            block[0].action,
+            Some(Action::Search {
+                path: "src/app.py".to_string(),
+                pattern: "def greet():\n    print(\"hello\")".to_string(),
+                to: None,
+                replacement: "def greet(name=\"world\"):\n    print(f\"hello, {name}\")"
+                    .to_string(),
+                count: Count::Exactly(1),
+            })
+        );
+        assert!(matches!(
+            &parsed.drafts[1].action,
+            Some(Action::Search { to: Some(to), count: Count::All, replacement, .. })
+                if to == "# END TODO" && replacement.is_empty()
+        ));
+        assert!(matches!(
+            &parsed.drafts[2].action,
+            Some(Action::Write { append: true, content, .. }) if content == "- greet() takes a name"
+        ));
+        assert!(matches!(
+            &parsed.drafts[4].action,
+            Some(Action::Delete {
+                recursive: true,
+                ..
+            })
+        ));
     }
 }
