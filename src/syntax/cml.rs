@@ -168,6 +168,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
         diagnostics: Vec::new(),
         fatal: false,
         in_block: false,
+        no_close: Default::default(),
+        ends: markup::CdataEnds::default(),
     };
     let drafts = reader.document();
     let fatal = reader.fatal;
@@ -219,7 +221,17 @@ struct Reader<'t> {
     fatal: bool,
     /// Reading the operations of a `<tasks>` block.
     in_block: bool,
+    /// Per element: from where on its closing tag is known to be missing
+    /// (and the unclosed CDATA found on the way, if any). A reply of many
+    /// broken elements would otherwise be searched to its end once each.
+    no_close: [Option<NoClose>; 6],
+    /// Where the next `]]>` is.
+    ends: markup::CdataEnds,
 }
+
+/// A search for a closing tag that found none: where it started, and the
+/// unclosed CDATA section (its offset and problem) that ended it, if any.
+type NoClose = (usize, Option<(usize, Problem)>);
 
 /// The reasons collected for one draft, with the task and operation the
 /// diagnostics belong to.
@@ -376,6 +388,28 @@ impl<'t> Reader<'t> {
         Read { draft, resume }
     }
 
+    /// [`markup::find_close`] for `element` from `from`, remembering where
+    /// there is none.
+    fn find_close(&mut self, from: usize, element: Element) -> Result<Option<usize>, Problem> {
+        let slot = element as usize;
+        match &self.no_close[slot] {
+            Some((known, None)) if from >= *known => return Ok(None),
+            // An unclosed CDATA hides everything after it, but only from
+            // searches that start before it.
+            Some((known, Some((cdata, p)))) if (*known..=*cdata).contains(&from) => {
+                return Err(p.clone());
+            }
+            _ => {}
+        }
+        let found = markup::find_close(self.text, from, element.name(), &mut self.ends);
+        match &found {
+            Ok(Some(_)) => {}
+            Ok(None) => self.no_close[slot] = Some((from, None)),
+            Err(p) => self.no_close[slot] = Some((from, Some((p.start, p.clone())))),
+        }
+        found
+    }
+
     /// Where to go on after an element whose opening tag is unreadable: at
     /// top level the next line (its lines are prose or other elements);
     /// inside a block, after the element's closing tag if it has one.
@@ -385,7 +419,7 @@ impl<'t> Reader<'t> {
             return markup::line_end(bytes, at) + 1;
         }
         let eol = markup::line_end(bytes, at);
-        match markup::find_close(self.text, eol, element.name()) {
+        match self.find_close(eol, element) {
             Ok(Some(end)) => end,
             _ => eol,
         }
@@ -410,7 +444,7 @@ impl<'t> Reader<'t> {
         let close = if next_element {
             Ok(None)
         } else {
-            markup::find_close(self.text, stopped, element.name())
+            self.find_close(stopped, element)
         };
         match close {
             Ok(Some(end)) => end,
@@ -602,7 +636,7 @@ impl<'t> Reader<'t> {
             closers.push("tasks");
         }
         let name = inner.first().copied().unwrap_or("");
-        match markup::value(self.text, at, &closers) {
+        match markup::value(self.text, at, &closers, &mut self.ends) {
             Ok(v) => {
                 if let Some(nl) = v.multiline_text {
                     self.report(
@@ -1062,5 +1096,73 @@ impl Attrs<'_> {
             .iter()
             .find(|a| a.0 == name)
             .map_or((0, 0), |a| (a.2, a.3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<(DiagnosticKind, u32)> {
+        parse(text)
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, d.line))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_number_their_operations_and_map_onto_the_plan() {
+        let parsed = parse(
+            "<tasks>\n  <move from=\"a\" to=\"b\"/>\n  <remove path=\"c\"></remove>\n</tasks>\n<run>make</run>\n",
+        );
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let Some(Action::Block(children)) = &parsed.drafts[0].action else {
+            panic!("{:?}", parsed.drafts);
+        };
+        let ids: Vec<String> = children.iter().map(|c| c.task.to_string()).collect();
+        assert_eq!(ids, ["1.1", "1.2"]);
+        assert_eq!(
+            children[1].action,
+            Some(Action::Delete {
+                path: "c".to_string(),
+                recursive: true
+            })
+        );
+        assert_eq!(parsed.drafts[1].task.to_string(), "2");
+        assert_eq!(parsed.drafts[1].line, 5);
+    }
+
+    #[test]
+    fn every_broken_element_is_reported_and_the_others_kept() {
+        let text = "<write path=\"a\" x=\"1\"><![CDATA[a]]></write>\nprose\n<write path=\"b\"><![CDATA[b]]></write>\n<edit path=\"c\"><search>x</search></edit>\n";
+        assert_eq!(
+            codes(text),
+            [
+                (DiagnosticKind::MalformedXml, 1),
+                (DiagnosticKind::MalformedXml, 4)
+            ]
+        );
+        let parsed = parse(text);
+        let valid: Vec<bool> = parsed.drafts.iter().map(|d| d.action.is_some()).collect();
+        assert_eq!(valid, [false, true, false]);
+    }
+
+    #[test]
+    fn only_a_cdata_that_never_ends_is_fatal() {
+        let fatal = "<write path=\"a\"><![CDATA[x\n<remove path=\"b\"/>\n";
+        assert_eq!(codes(fatal), [(DiagnosticKind::UnreadableXml, 1)]);
+        assert!(parse(fatal).drafts.is_empty());
+        // Its end is known: the element only.
+        let recovered = "<write path=\"a\"><![CDATA[x\n</write>\n<remove path=\"b\"/>\n";
+        assert_eq!(codes(recovered), [(DiagnosticKind::MalformedXml, 2)]);
+        assert_eq!(parse(recovered).drafts.len(), 2);
+    }
+
+    #[test]
+    fn two_elements_on_a_line_are_both_read() {
+        let parsed =
+            parse("<remove path=\"a\"/> <remove path=\"b\"/> and prose <remove path=\"c\"/>\n");
+        assert_eq!(parsed.drafts.len(), 2);
     }
 }

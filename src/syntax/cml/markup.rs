@@ -21,6 +21,35 @@ pub const CDATA_OPEN: &str = "<![CDATA[";
 /// `]]>`, which closes it.
 pub const CDATA_CLOSE: &str = "]]>";
 
+/// Where the next `]]>` is, remembered between searches: a reply of many
+/// sections that never close would otherwise be searched to its end once
+/// for each.
+#[derive(Debug, Default)]
+pub struct CdataEnds {
+    /// The last search started here and found `found` (`None`: no `]]>`
+    /// from there to the end).
+    from: usize,
+    found: Option<usize>,
+    searched: bool,
+}
+
+impl CdataEnds {
+    /// The first `]]>` at or after `from`.
+    pub fn next(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        if self.searched && self.from <= from && self.found.is_none_or(|end| from <= end) {
+            return self.found;
+        }
+        let found =
+            memmem::find(&bytes[from.min(bytes.len())..], CDATA_CLOSE.as_bytes()).map(|n| from + n);
+        *self = CdataEnds {
+            from,
+            found,
+            searched: true,
+        };
+        found
+    }
+}
+
 /// Something wrong, at `start..end` of the reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -354,7 +383,12 @@ pub enum ValueError {
 /// of a CDATA section that starts with one of their closing tags means the
 /// section's `]]>` was forgotten above it (detection ends the element
 /// there too), so the value is broken at that line rather than run on.
-pub fn value(text: &str, at: usize, closers: &[&str]) -> Result<Value, ValueError> {
+pub fn value(
+    text: &str,
+    at: usize,
+    closers: &[&str],
+    ends: &mut CdataEnds,
+) -> Result<Value, ValueError> {
     let name = closers.first().copied().unwrap_or("");
     let bytes = text.as_bytes();
     let mut pieces: Vec<Piece> = Vec::new();
@@ -380,12 +414,12 @@ pub fn value(text: &str, at: usize, closers: &[&str]) -> Result<Value, ValueErro
         let rest = &text[lt..];
         if rest.starts_with(CDATA_OPEN) {
             let from = lt + CDATA_OPEN.len();
-            let end = memmem::find(&bytes[from..], CDATA_CLOSE.as_bytes()).map(|n| from + n);
+            let end = ends.next(bytes, from);
             if let Some(p) = closing_line(text, from, end.unwrap_or(bytes.len()), closers) {
                 return Err(ValueError::Broken(p));
             }
             let Some(end) = end else {
-                return Err(ValueError::Unterminated(unterminated_cdata(text, lt, name)));
+                return Err(ValueError::Unterminated(unterminated_cdata(lt, name)));
             };
             pieces.push(Piece::Cdata(from, end));
             pos = end + CDATA_CLOSE.len();
@@ -632,16 +666,10 @@ pub fn closing_tag(text: &str, at: usize, name: &str) -> Result<usize, Problem> 
 /// The problem of a CDATA section opened at `at` (inside `<name>`) that
 /// never closes, with a hint at the closing tag it probably meant to come
 /// before.
-fn unterminated_cdata(text: &str, at: usize, name: &str) -> Problem {
-    let close = format!("</{name}>");
-    let near = memmem::find(&text.as_bytes()[at..], close.as_bytes())
-        .map(|n| super::super::line_of(text, at + n));
-    let hint = match near {
-        Some(line) => format!(
-            "end the text with ]]> before </{name}> (line {line} looks like its end); nothing after this point can be read until then"
-        ),
-        None => format!("end the text with ]]> and close the element with </{name}>"),
-    };
+fn unterminated_cdata(at: usize, name: &str) -> Problem {
+    let hint = format!(
+        "end the text with ]]> and close the element: <![CDATA[…]]></{name}>; nothing after this point can be read until then"
+    );
     Problem::new(
         at,
         at + CDATA_OPEN.len(),
@@ -653,16 +681,21 @@ fn unterminated_cdata(text: &str, at: usize, name: &str) -> Problem {
 /// Where the closing tag `</name>` that ends an element whose text went
 /// wrong is, skipping CDATA sections; `Ok(None)`: there is none.
 /// `Err(at)`: a CDATA section at `at` never ends on the way.
-pub fn find_close(text: &str, from: usize, name: &str) -> Result<Option<usize>, Problem> {
+pub fn find_close(
+    text: &str,
+    from: usize,
+    name: &str,
+    ends: &mut CdataEnds,
+) -> Result<Option<usize>, Problem> {
     let bytes = text.as_bytes();
     let mut pos = from.min(bytes.len());
     while let Some(lt) = memchr::memchr(b'<', &bytes[pos..]).map(|n| pos + n) {
         let rest = &text[lt..];
         if rest.starts_with(CDATA_OPEN) {
             let from = lt + CDATA_OPEN.len();
-            match memmem::find(&bytes[from..], CDATA_CLOSE.as_bytes()) {
-                Some(n) => pos = from + n + CDATA_CLOSE.len(),
-                None => return Err(unterminated_cdata(text, lt, name)),
+            match ends.next(bytes, from) {
+                Some(end) => pos = end + CDATA_CLOSE.len(),
+                None => return Err(unterminated_cdata(lt, name)),
             }
             continue;
         }
@@ -705,7 +738,9 @@ mod tests {
 
     fn val(text: &str) -> String {
         let at = text.find('>').unwrap() + 1;
-        value(text, at, &["v"]).unwrap().text
+        value(text, at, &["v"], &mut CdataEnds::default())
+            .unwrap()
+            .text
     }
 
     #[test]
@@ -742,12 +777,17 @@ mod tests {
     #[test]
     fn multi_line_text_outside_cdata_is_flagged() {
         let text = "<v>\na\nb\n</v>";
-        let v = value(text, 3, &["v"]).unwrap();
+        let v = value(text, 3, &["v"], &mut CdataEnds::default()).unwrap();
         assert_eq!(v.multiline_text, Some(5));
         assert_eq!(
-            value("<v><![CDATA[a\nb]]></v>", 3, &["v"])
-                .unwrap()
-                .multiline_text,
+            value(
+                "<v><![CDATA[a\nb]]></v>",
+                3,
+                &["v"],
+                &mut CdataEnds::default()
+            )
+            .unwrap()
+            .multiline_text,
             None
         );
     }
@@ -755,15 +795,17 @@ mod tests {
     #[test]
     fn broken_values() {
         assert!(matches!(
-            value("<v><![CDATA[never", 3, &["v"]),
+            value("<v><![CDATA[never", 3, &["v"], &mut CdataEnds::default()),
             Err(ValueError::Unterminated(_))
         ));
         assert!(
-            matches!(value("<v><b>x</b></v>", 3, &["v"]), Err(ValueError::Broken(p)) if p.start == 3)
+            matches!(value("<v><b>x</b></v>", 3, &["v"], &mut CdataEnds::default()), Err(ValueError::Broken(p)) if p.start == 3)
         );
-        assert!(matches!(value("<v>x</w>", 3, &["v"]), Err(ValueError::Broken(p)) if p.start == 4));
+        assert!(
+            matches!(value("<v>x</w>", 3, &["v"], &mut CdataEnds::default()), Err(ValueError::Broken(p)) if p.start == 4)
+        );
         assert!(matches!(
-            value("<v>x", 3, &["v"]),
+            value("<v>x", 3, &["v"], &mut CdataEnds::default()),
             Err(ValueError::Broken(_))
         ));
         // A `]]>` of the text ends the section: caught wherever it leaves
@@ -774,7 +816,7 @@ mod tests {
             "<v><![CDATA[<x><![CDATA[y]]><z/>]]></v>",
         ] {
             assert!(
-                matches!(value(text, 3, &["v"]), Err(ValueError::Broken(p)) if p.message.contains("early")),
+                matches!(value(text, 3, &["v"], &mut CdataEnds::default()), Err(ValueError::Broken(p)) if p.message.contains("early")),
                 "{text}"
             );
         }
@@ -800,12 +842,12 @@ mod tests {
     fn a_closing_line_inside_cdata_breaks_the_value_there() {
         let text = "<v><![CDATA[\na\n</v>\n<w/>\n]]></v>";
         assert!(
-            matches!(value(text, 3, &["v"]), Err(ValueError::Broken(p)) if p.start == text.find("</v>").unwrap())
+            matches!(value(text, 3, &["v"], &mut CdataEnds::default()), Err(ValueError::Broken(p)) if p.start == text.find("</v>").unwrap())
         );
         // Never closed, but where it should have been is known.
         let text = "<s><![CDATA[\na\n  </e>\n";
         assert!(matches!(
-            value(text, 3, &["s", "e"]),
+            value(text, 3, &["s", "e"], &mut CdataEnds::default()),
             Err(ValueError::Broken(_))
         ));
         // Not at the start of a line: text.
@@ -815,8 +857,11 @@ mod tests {
     #[test]
     fn find_close_skips_cdata() {
         let text = "x<![CDATA[</v>]]></v>";
-        assert_eq!(find_close(text, 0, "v"), Ok(Some(text.len())));
-        assert_eq!(find_close("x", 0, "v"), Ok(None));
-        assert!(find_close("<![CDATA[", 0, "v").is_err());
+        assert_eq!(
+            find_close(text, 0, "v", &mut CdataEnds::default()),
+            Ok(Some(text.len()))
+        );
+        assert_eq!(find_close("x", 0, "v", &mut CdataEnds::default()), Ok(None));
+        assert!(find_close("<![CDATA[", 0, "v", &mut CdataEnds::default()).is_err());
     }
 }
