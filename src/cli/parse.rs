@@ -38,7 +38,7 @@ pub struct ParseArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// The reply's syntax: auto, csl or json [default: auto, or git config clada.syntax]
+    /// The reply's syntax: auto, csl, cml or json [default: auto, or git config clada.syntax]
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 

@@ -16,6 +16,8 @@ const REPLACER_GUIDE: &str = include_str!("prompt-replacer.md");
 
 /// The guide to aider's SEARCH/REPLACE blocks.
 const AIDER_GUIDE: &str = include_str!("prompt-aider.md");
+/// The guide to CML.
+const CML_GUIDE: &str = include_str!("prompt-cml.md");
 
 /// Print a guide to paste into an LLM's system prompt
 ///
@@ -49,6 +51,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Json => JSON_GUIDE.to_string(),
         Syntax::Replacer => REPLACER_GUIDE.to_string(),
         Syntax::Aider => AIDER_GUIDE.to_string(),
+        Syntax::Cml => CML_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -131,5 +134,52 @@ mod tests {
             &crate::csl::Delimiters::default(),
         );
         assert_eq!(auto.syntax, crate::syntax::Syntax::Aider);
+    }
+
+    /// The CML guide, read whole as a reply, is clean and its example has
+    /// every CML element, with the values the guide says they have.
+    #[test]
+    fn cml_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::validate::Count;
+        use crate::plan::Action;
+        let parsed = crate::syntax::cml::parse(super::CML_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let ops: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(
+            ops,
+            ["TASKS", "SEARCH", "WRITE", "MOVE", "DELETE", "RUN"],
+            "{:?}",
+            parsed.drafts
+        );
+        let Some(Action::Block(block)) = &parsed.drafts[0].action else {
+            panic!("not a block: {:?}", parsed.drafts[0]);
+        };
+        assert_eq!(
+            block[0].action,
+            Some(Action::Search {
+                path: "src/app.py".to_string(),
+                pattern: "def greet():\n    print(\"hello\")".to_string(),
+                to: None,
+                replacement: "def greet(name=\"world\"):\n    print(f\"hello, {name}\")"
+                    .to_string(),
+                count: Count::Exactly(1),
+            })
+        );
+        assert!(matches!(
+            &parsed.drafts[1].action,
+            Some(Action::Search { to: Some(to), count: Count::All, replacement, .. })
+                if to == "# END TODO" && replacement.is_empty()
+        ));
+        assert!(matches!(
+            &parsed.drafts[2].action,
+            Some(Action::Write { append: true, content, .. }) if content == "- greet() takes a name"
+        ));
+        assert!(matches!(
+            &parsed.drafts[4].action,
+            Some(Action::Delete {
+                recursive: true,
+                ..
+            })
+        ));
     }
 }

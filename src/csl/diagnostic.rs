@@ -80,6 +80,15 @@ pub enum DiagnosticKind {
     UnterminatedBlock,
     /// A marker where it does nothing (ignored).
     StrayMarker,
+    /// Invalid: a CML element is not well-formed or not CML (unknown
+    /// element or attribute, markup outside CDATA, a missing part): that
+    /// element, or its whole block, is skipped.
+    MalformedXml,
+    /// Fatal: a CML CDATA section never closes, so nothing after it can
+    /// be read.
+    UnreadableXml,
+    /// Invalid: `<tasks version="…">` names a CML version there never was.
+    UnknownVersion,
 }
 
 impl DiagnosticKind {
@@ -89,9 +98,12 @@ impl DiagnosticKind {
             InputTooLarge | InvalidUtf8 | MalformedMarker | UnknownOperation | UnquotedValue
             | UnterminatedQuote | DuplicateAttribute | EndWithAttributes | ContentOnMarkerLine
             | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
-            | UnsupportedSyntax | MalformedJson | UnknownJsonShape => Severity::Fatal,
+            | UnsupportedSyntax | MalformedJson | UnknownJsonShape | UnreadableXml => {
+                Severity::Fatal
+            }
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
-            | InvalidJsonOperation | MalformedBlock | UnterminatedBlock => Severity::Invalid,
+            | InvalidJsonOperation | MalformedBlock | UnterminatedBlock | MalformedXml
+            | UnknownVersion => Severity::Invalid,
             UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
             | ForeignBlock | StrayMarker => Severity::Warning,
         }
@@ -134,6 +146,10 @@ impl DiagnosticKind {
             MalformedBlock => "malformed_block",
             UnterminatedBlock => "unterminated_block",
             StrayMarker => "stray_marker",
+            // One code for CML's syntax errors (the original protocol's);
+            // the severity says whether the rest of the reply was read.
+            MalformedXml | UnreadableXml => "malformed_xml",
+            UnknownVersion => "unknown_version",
         }
     }
 }

@@ -46,13 +46,15 @@ pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
     let mut closers = Closers::new();
     let csl_end = CslEnd::new(delims);
     let mut found = Vec::new();
+    let mut fence = Fence::default();
     let (mut pos, mut line_no) = (0, 1u32);
     while let Some((line, next)) = line_at(text, pos) {
         let first = line.as_bytes().first().copied();
+        let cml = fence.cml_allowed(line);
         let candidate = first
             .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
         let opened = if candidate {
-            opener(text, pos, line, next, delims, &csl_end, &mut closers)
+            opener(text, pos, line, next, delims, &csl_end, &mut closers, cml)
         } else {
             None
         };
@@ -72,9 +74,51 @@ pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
     found
 }
 
+/// Markdown code fences, as far as CML cares: inside a fence labelled with
+/// a language other than XML (```` ```html ````, ```` ```jsx ````,
+/// ```` ```sh ````…) a line is code, never a CML element. CML itself is
+/// often fenced as ```` ```xml ```` or not labelled at all: those are read.
+#[derive(Debug, Default)]
+pub(super) struct Fence {
+    /// The open fence: its character, its length, and whether it is
+    /// labelled with another language.
+    open: Option<(u8, usize, bool)>,
+}
+
+impl Fence {
+    /// Takes the next line (one not inside a block); whether a CML element
+    /// may start on it.
+    pub(super) fn cml_allowed(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start_matches(' ');
+        if let Some(&c @ (b'`' | b'~')) = trimmed.as_bytes().first() {
+            let n = trimmed.bytes().take_while(|&b| b == c).count();
+            if n >= 3 {
+                let info = trimmed[n..].trim();
+                match self.open {
+                    Some((open, len, _)) if open == c && n >= len && info.is_empty() => {
+                        self.open = None;
+                    }
+                    None => {
+                        let lang = info.split_whitespace().next().unwrap_or("");
+                        let code = !(lang.is_empty()
+                            || lang.eq_ignore_ascii_case("xml")
+                            || lang.eq_ignore_ascii_case("cml"));
+                        self.open = Some((c, n, code));
+                    }
+                    Some(_) => {}
+                }
+                return false;
+            }
+        }
+        !matches!(self.open, Some((_, _, true)))
+    }
+}
+
 /// The syntax whose block opens with `line` (at `pos`, the next line at
 /// `next`), and where the line after its closing line starts (`None`: it
-/// never closes, or has no closing line of its own).
+/// never closes, or has no closing line of its own). `cml`: whether a CML
+/// element may start here (not inside another language's code fence).
+#[allow(clippy::too_many_arguments)]
 fn opener(
     text: &str,
     pos: usize,
@@ -83,6 +127,7 @@ fn opener(
     delims: &Delimiters,
     csl_end: &CslEnd,
     closers: &mut Closers,
+    cml: bool,
 ) -> Option<(Syntax, Option<usize>)> {
     let first = *line.as_bytes().first()?;
     // Where the block's closing line is, by the kind of closing line:
@@ -147,7 +192,7 @@ fn opener(
                     until("replacer", &|l| l.trim_end() == "<<<END>>>"),
                 ));
             }
-            cml_opener(line).map(|name| {
+            cml_opener(line).filter(|_| cml).map(|name| {
                 let self_closing = line.trim_end().ends_with("/>");
                 let close = format!("</{name}>");
                 let end = if self_closing || line.contains(&close) {
@@ -256,7 +301,7 @@ fn hashbang_id<'l>(line: &'l str, prefix: &str) -> Option<&'l str> {
 
 /// A CML top-level element that opens here: its name, when the line starts
 /// with it and carries its required attribute.
-fn cml_opener(line: &str) -> Option<&'static str> {
+pub(super) fn cml_opener(line: &str) -> Option<&'static str> {
     const ELEMENTS: [(&str, &[&str]); 6] = [
         ("tasks", &[]),
         ("edit", &["path="]),
@@ -385,6 +430,38 @@ mod tests {
         let text = "Here is the plan.\n\n```html\n<div class=\"x\">\n<run-button/>\n<write>\n</div>\n```\n\
                     ```sh\n#!/bin/sh\necho '=== done ==='\ncat <<<\"x\"\n---\n```\n\
                     | a | b |\n|---|---|\n<edit>\n";
+        assert_eq!(syntaxes(text), []);
+    }
+
+    #[test]
+    fn cml_is_read_in_xml_fences_and_bare_text_only() {
+        let cml = "<tasks>\n<write path=\"a\"><![CDATA[x]]></write>\n</tasks>\n";
+        for fence in ["", "```\n", "```xml\n", "~~~XML\n"] {
+            let text = format!("prose\n{fence}{cml}");
+            assert_eq!(
+                syntaxes(&text),
+                [(Syntax::Cml, 2 + u32::from(!fence.is_empty()))],
+                "{fence}"
+            );
+        }
+        for lang in ["html", "jsx", "tsx", "vue", "sh", "markdown"] {
+            let text = format!("```{lang}\n{cml}<run>make</run>\n```\n");
+            assert_eq!(syntaxes(&text), [], "{lang}");
+        }
+        // After the fence closes, elements count again; a longer fence is
+        // closed only by one at least as long.
+        let text = format!("````html\n```\n{cml}````\n{cml}");
+        assert_eq!(syntaxes(&text), [(Syntax::Cml, 7)]);
+    }
+
+    #[test]
+    fn html_jsx_and_shell_with_cml_like_tags_are_not_cml() {
+        // Real markup: element names CML does not have, or CML names
+        // without their required attribute, or inside a labelled fence.
+        let text = "```jsx\n<tasks>\nexport const Run = () => <run>go</run>;\n```\n\
+                    ```html\n<write path=\"x\">y</write>\n```\n\
+                    <edit>\n<write>\n<remove/>\n<move from=\"a\">\n<runner>\n<tasksList>\n\
+                    #!/bin/sh\necho '=== x ==='\ncat <<<\"y\"\n";
         assert_eq!(syntaxes(text), []);
     }
 

@@ -8,12 +8,13 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]), `json` and `replacer`. The
-//! other syntaxes are recognised (`detect`) so that a reply in one of
-//! them is refused with a clear error instead of being taken for a reply
-//! without edits.
+//! Front ends: `csl` (over [`crate::csl`]), `cml`, `replacer`, `aider`
+//! and `json`. The other syntaxes are recognised (`detect`) so that a
+//! reply in one of them is refused with a clear error instead of being
+//! taken for a reply without edits.
 
 pub mod aider;
+pub mod cml;
 pub mod csl;
 pub mod detect;
 pub mod json;
@@ -53,7 +54,13 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 4] = [Syntax::Csl, Syntax::Replacer, Syntax::Aider, Syntax::Json];
+    pub const READ: [Syntax; 5] = [
+        Syntax::Csl,
+        Syntax::Cml,
+        Syntax::Replacer,
+        Syntax::Aider,
+        Syntax::Json,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -250,6 +257,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Json => json::parse(text),
         Syntax::Replacer => replacer::parse(text),
         Syntax::Aider => aider::parse(text),
+        Syntax::Cml => cml::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {

@@ -769,6 +769,10 @@ const EVERY_SYNTAX: &[(&str, &str)] = &[
         r#"[{"op": "search", "path": "a.txt", "search": "hi", "replace": "hello"}, {"op": "write", "path": "b.txt", "content": "new"}]"#,
     ),
     (
+        "cml",
+        "Here are the edits:\n\n<edit path=\"a.txt\">\n<search>hi</search>\n<replace>hello</replace>\n</edit>\n<write path=\"b.txt\">new</write>\n",
+    ),
+    (
         "aider",
         "Two edits.\n\na.txt\n```\n<<<<<<< SEARCH\nhi\n=======\nhello\n>>>>>>> REPLACE\n```\n\nb.txt\n```\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n```\n",
     ),

@@ -151,7 +151,7 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
 
-    /// The reply's syntax: auto, csl or json [default: auto, or git config clada.syntax]
+    /// The reply's syntax: auto, csl, cml or json [default: auto, or git config clada.syntax]
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 

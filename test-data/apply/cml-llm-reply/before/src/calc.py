@@ -1,0 +1,7 @@
+def calculate(a, b):
+    result = a + b
+    return result
+
+
+def main():
+    print(calculate(2, 3))
