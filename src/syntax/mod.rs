@@ -17,6 +17,7 @@ pub mod aider;
 pub mod cml;
 pub mod csl;
 pub mod detect;
+pub mod diff;
 pub mod json;
 pub mod replacer;
 
@@ -54,11 +55,12 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 5] = [
+    pub const READ: [Syntax; 6] = [
         Syntax::Csl,
         Syntax::Cml,
         Syntax::Replacer,
         Syntax::Aider,
+        Syntax::Diff,
         Syntax::Json,
     ];
 
@@ -257,6 +259,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Json => json::parse(text),
         Syntax::Replacer => replacer::parse(text),
         Syntax::Aider => aider::parse(text),
+        Syntax::Diff => diff::parse(text),
         Syntax::Cml => cml::parse(text),
         other => unsupported(text, other, &blocks),
     };
