@@ -74,6 +74,31 @@ pub enum DiagnosticKind {
     /// Invalid: a JSON operation is missing a field, has one of the wrong
     /// type, or names an unknown operation.
     InvalidJsonOperation,
+    // SHAM/NESL and TELT (syntax/sham.rs, syntax/telt.rs): each skips its
+    // block (invalid) except the warning.
+    /// A line inside a block that is none of the syntax's forms.
+    MalformedLine,
+    /// A closing line or delimiter carrying another block's ID.
+    IdMismatch,
+    /// A block whose closing line never comes.
+    UnclosedBlock,
+    /// A SHAM heredoc whose terminator never comes.
+    UnterminatedHeredoc,
+    /// A quoted SHAM value: an unknown escape, no closing quote, no quotes.
+    MalformedValue,
+    /// A key given twice in one SHAM block (or a single-valued TELT
+    /// parameter given twice).
+    DuplicateKey,
+    UnknownAction,
+    /// An action of the original tooling that git-clada does not run
+    /// (`context_*`, `files_replace_text_in_parents`, …).
+    UnsupportedAction,
+    MissingParameter,
+    /// A parameter whose value cannot be used (a count that is no number,
+    /// an unknown `lang`, an empty `old_text`).
+    InvalidParameter,
+    /// Warning: a parameter the action does not take; ignored.
+    UnknownParameter,
 }
 
 impl DiagnosticKind {
@@ -85,9 +110,11 @@ impl DiagnosticKind {
             | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
             | UnsupportedSyntax | MalformedJson | UnknownJsonShape => Severity::Fatal,
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
-            | InvalidJsonOperation => Severity::Invalid,
+            | InvalidJsonOperation | MalformedLine | IdMismatch | UnclosedBlock
+            | UnterminatedHeredoc | MalformedValue | DuplicateKey | UnknownAction
+            | UnsupportedAction | MissingParameter | InvalidParameter => Severity::Invalid,
             UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
-            | ForeignBlock => Severity::Warning,
+            | ForeignBlock | UnknownParameter => Severity::Warning,
         }
     }
 
@@ -125,6 +152,17 @@ impl DiagnosticKind {
             MalformedJson => "malformed_json",
             UnknownJsonShape => "unknown_json_shape",
             InvalidJsonOperation => "invalid_operation",
+            MalformedLine => "malformed_line",
+            IdMismatch => "id_mismatch",
+            UnclosedBlock => "unclosed_block",
+            UnterminatedHeredoc => "unterminated_heredoc",
+            MalformedValue => "malformed_value",
+            DuplicateKey => "duplicate_key",
+            UnknownAction => "unknown_action",
+            UnsupportedAction => "unsupported_action",
+            MissingParameter => "missing_parameter",
+            InvalidParameter => "invalid_parameter",
+            UnknownParameter => "unknown_parameter",
         }
     }
 }

@@ -8,13 +8,18 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]) and `json`. The other syntaxes
+//! Front ends: `csl` (over [`crate::csl`]), `sham` and `telt` (over the
+//! shared action vocabulary in `actions`) and `json`. The other syntaxes
 //! are recognised (`detect`) so that a reply in one of them is refused
 //! with a clear error instead of being taken for a reply without edits.
 
+pub mod actions;
 pub mod csl;
 pub mod detect;
 pub mod json;
+pub mod lines;
+pub mod sham;
+pub mod telt;
 
 use std::borrow::Cow;
 
@@ -50,7 +55,7 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 2] = [Syntax::Csl, Syntax::Json];
+    pub const READ: [Syntax; 4] = [Syntax::Csl, Syntax::Sham, Syntax::Telt, Syntax::Json];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -230,6 +235,8 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     let mut parsed = match syntax {
         Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
+        Syntax::Sham => sham::parse(text),
+        Syntax::Telt => telt::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {
