@@ -232,9 +232,7 @@ const UNSUPPORTED: &[&str] = &[
 pub fn names(style: Style) -> String {
     ACTIONS
         .iter()
-        .filter(|(name, ..)| {
-            (*name == "create_file") == (style == Style::Telt) || *name != "create_file"
-        })
+        .filter(|(name, ..)| *name != "create_file" || style == Style::Telt)
         .map(|(name, ..)| style.spell(name).into_owned())
         .collect::<Vec<_>>()
         .join(", ")
@@ -433,6 +431,8 @@ impl<'c, 't> Args<'c, 't> {
                     ),
                     format!("give {} once", param.name),
                 );
+                // Read as given once, so that it is not also "missing".
+                self.values.push((name, &param.values[..1]));
                 continue;
             }
             self.values.push((name, &param.values));

@@ -90,6 +90,13 @@ impl Syntax {
         Syntax::ALL.into_iter().find(|s| s.name() == name)
     }
 
+    /// Whether the syntax's own prompts ask for absolute paths (SHAM, the
+    /// replacer): then one inside the repository is taken relative to it
+    /// (syntaxes.md §1).
+    pub fn takes_absolute_paths(self) -> bool {
+        matches!(self, Syntax::Sham | Syntax::Replacer)
+    }
+
     pub fn is_read(self) -> bool {
         Syntax::READ.contains(&self)
     }

@@ -240,7 +240,20 @@ impl<'t> Reader<'t> {
             let t = line.text;
             let in_value = current.as_ref().is_some_and(|c| c.value.is_some());
             if let Some((name, line_id, clean)) = delimiter(t) {
-                if line_id == id {
+                // Inside a value only this block's delimiters count:
+                // another ID's are content (a TELT example in a file).
+                if line_id != id && in_value {
+                    if name == "END" && fallback.is_none() {
+                        fallback = Some((line, true));
+                    }
+                    continue;
+                }
+                {
+                    if line_id != id {
+                        // Read on as if it were this block's, so that one
+                        // typo is one diagnostic.
+                        block.problems.push(mismatch(&line, id, &end));
+                    }
                     if !clean {
                         block.problems.push(after_delimiter(&line));
                     }
@@ -276,18 +289,6 @@ impl<'t> Reader<'t> {
                     }
                     continue;
                 }
-                if !in_value {
-                    block.problems.push(mismatch(&line, id, &end));
-                    if name == "END" {
-                        self.finish(&mut current, line.start, block);
-                        return;
-                    }
-                    continue;
-                }
-                if name == "END" && fallback.is_none() {
-                    fallback = Some((line, true));
-                }
-                continue;
             }
             if let Some((name, clean)) = command(t)
                 && (!in_value || self.command_follows(id))
