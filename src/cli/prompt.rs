@@ -11,6 +11,12 @@ const GUIDE: &str = include_str!("prompt.md");
 /// The guide to the `json` syntax's operation list.
 const JSON_GUIDE: &str = include_str!("prompt-json.md");
 
+/// The guide to SHAM blocks.
+const SHAM_GUIDE: &str = include_str!("prompt-sham.md");
+
+/// The guide to TELT blocks.
+const TELT_GUIDE: &str = include_str!("prompt-telt.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -18,7 +24,7 @@ const JSON_GUIDE: &str = include_str!("prompt-json.md");
 /// clada.startDelimiter/endDelimiter).
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
-    /// The syntax the model should write: csl or json [default: csl]
+    /// The syntax the model should write: csl, sham, telt or json [default: csl]
     #[arg(long, value_name = "NAME")]
     pub syntax: Option<String>,
 
@@ -41,6 +47,8 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
     let guide = match syntax {
         Syntax::Csl => render(&delims),
         Syntax::Json => JSON_GUIDE.to_string(),
+        Syntax::Sham => SHAM_GUIDE.to_string(),
+        Syntax::Telt => TELT_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -89,5 +97,60 @@ mod tests {
         let kinds: std::collections::BTreeSet<&str> =
             parsed.drafts.iter().map(|d| d.kind.name()).collect();
         assert_eq!(kinds.len(), 9, "{kinds:?}");
+    }
+
+    /// The guides' example replies, from "Example reply:" to the list of
+    /// actions, read as their syntax: no diagnostic, and the operations
+    /// they show.
+    fn example(guide: &str) -> &str {
+        let start = guide.find("Example reply:").expect("an example");
+        let end = guide[start..]
+            .find("\nCommands and")
+            .or_else(|| guide[start..].find("\nActions and"))
+            .expect("end of example")
+            + start;
+        &guide[start..end]
+    }
+
+    #[test]
+    fn sham_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::OpKind::*;
+        let reply = example(super::SHAM_GUIDE);
+        assert_eq!(
+            crate::syntax::detect::choose(&crate::syntax::detect::blocks(
+                reply,
+                &Default::default()
+            )),
+            Some(crate::syntax::Syntax::Sham)
+        );
+        let parsed = crate::syntax::sham::parse(reply);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<_> = parsed.drafts.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [Write, Search, Move, Read, Run]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+    }
+
+    #[test]
+    fn telt_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::OpKind::*;
+        let reply = example(super::TELT_GUIDE);
+        assert_eq!(
+            crate::syntax::detect::choose(&crate::syntax::detect::blocks(
+                reply,
+                &Default::default()
+            )),
+            Some(crate::syntax::Syntax::Telt)
+        );
+        let parsed = crate::syntax::telt::parse(reply);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<_> = parsed.drafts.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [Tasks, Move, Read, Run]);
+        let Some(crate::plan::Action::Block(group)) = &parsed.drafts[0].action else {
+            panic!("{:?}", parsed.drafts[0]);
+        };
+        assert_eq!(
+            group.iter().map(|d| d.kind).collect::<Vec<_>>(),
+            [Write, Search]
+        );
     }
 }
