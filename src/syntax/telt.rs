@@ -81,6 +81,11 @@ fn command(line: &str) -> Option<(&str, bool)> {
     Some((name, only_comment_after(after)))
 }
 
+/// A command name as TELT spells it: `FILE_WRITE`, never `Summary`.
+fn is_upper(name: &str) -> bool {
+    !name.bytes().any(|b| b.is_ascii_lowercase())
+}
+
 fn is_comment(line: &str) -> bool {
     let t = line.trim_start();
     t.is_empty() || t.starts_with("//")
@@ -291,7 +296,7 @@ impl<'t> Reader<'t> {
                 }
             }
             if let Some((name, clean)) = command(t)
-                && (!in_value || self.command_follows(id))
+                && (!in_value || (is_upper(name) && self.command_follows(id)))
             {
                 if !clean {
                     block.problems.push(after_delimiter(&line));
@@ -347,7 +352,9 @@ impl<'t> Reader<'t> {
 
     /// Whether the lines after a `=== NAME ===` line inside a value make
     /// it a command: the next line that is not blank or a comment is a
-    /// delimiter of this block. Otherwise it is part of the value.
+    /// delimiter of this block. Otherwise it is part of the value. (Only
+    /// upper-case names are asked about: `=== Notes ===` in a value is
+    /// always text.)
     fn command_follows(&self, id: &str) -> bool {
         self.lines
             .clone()
