@@ -253,47 +253,45 @@ impl<'t> Reader<'t> {
                     }
                     continue;
                 }
-                {
-                    if line_id != id {
-                        // Read on as if it were this block's, so that one
-                        // typo is one diagnostic.
-                        block.problems.push(mismatch(&line, id, &end));
-                    }
-                    if !clean {
-                        block.problems.push(after_delimiter(&line));
-                    }
-                    self.finish_value(&mut current, line.start, false);
-                    if name == "END" {
-                        self.finish(&mut current, line.start, block);
-                        return;
-                    }
-                    match current.as_mut() {
-                        Some(open_cmd) => {
-                            let at = line.start + 2;
-                            let index = match open_cmd.call.params.iter().position(|p| p.name == name) {
-                                Some(i) => i,
-                                None => {
-                                    open_cmd.call.params.push(Param {
-                                        name,
-                                        line: line.no,
-                                        at,
-                                        values: Vec::new(),
-                                    });
-                                    open_cmd.call.params.len() - 1
-                                }
-                            };
-                            open_cmd.value = Some((index, line.next));
-                        }
-                        None => block.problems.push(problem(
-                            &line,
-                            line.start,
-                            DiagnosticKind::MalformedLine,
-                            format!("the parameter {name} comes before any command"),
-                            "start each command with a line === COMMAND === (=== FILE_WRITE ===, say) before its parameters".to_string(),
-                        )),
-                    }
-                    continue;
+                if line_id != id {
+                    // Read on as if it were this block's, so that one
+                    // typo is one diagnostic.
+                    block.problems.push(mismatch(&line, id, &end));
                 }
+                if !clean {
+                    block.problems.push(after_delimiter(&line));
+                }
+                self.finish_value(&mut current, line.start, false);
+                if name == "END" {
+                    self.finish(&mut current, line.start, block);
+                    return;
+                }
+                match current.as_mut() {
+                    Some(open_cmd) => {
+                        let at = line.start + 2;
+                        let index = match open_cmd.call.params.iter().position(|p| p.name == name) {
+                            Some(i) => i,
+                            None => {
+                                open_cmd.call.params.push(Param {
+                                    name,
+                                    line: line.no,
+                                    at,
+                                    values: Vec::new(),
+                                });
+                                open_cmd.call.params.len() - 1
+                            }
+                        };
+                        open_cmd.value = Some((index, line.next));
+                    }
+                    None => block.problems.push(problem(
+                        &line,
+                        line.start,
+                        DiagnosticKind::MalformedLine,
+                        format!("the parameter {name} comes before any command"),
+                        "start each command with a line === COMMAND === (=== FILE_WRITE ===, say) before its parameters".to_string(),
+                    )),
+                }
+                continue;
             }
             if let Some((name, clean)) = command(t)
                 && (!in_value || (is_upper(name) && self.command_follows(id)))
