@@ -7,6 +7,7 @@
 //! task with its reasons. A TASKS block with any invalid operation is
 //! skipped whole. Nothing here does I/O.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::csl::validate::Count;
@@ -604,19 +605,63 @@ pub enum Action {
 /// Builds the plan of a reply without fatal errors from its drafts.
 /// `allow_escape`: see [`repo_path_with`].
 pub fn plan(drafts: &[Draft], allow_escape: bool) -> Vec<Task> {
+    plan_in(drafts, allow_escape, &[])
+}
+
+/// [`plan`] for a syntax that asks for absolute paths (SHAM, the
+/// replacer): an absolute path inside the repository's root, spelled as
+/// one of `roots` (the working tree as given and as resolved), is taken
+/// relative to it (syntaxes.md §1). Any other absolute path is refused as
+/// usual.
+pub fn plan_in(drafts: &[Draft], allow_escape: bool, roots: &[String]) -> Vec<Task> {
     drafts
         .iter()
-        .map(|draft| plan_task(draft, allow_escape))
+        .map(|draft| {
+            plan_task(
+                draft,
+                Paths {
+                    allow_escape,
+                    roots,
+                },
+            )
+        })
         .collect()
 }
 
-fn plan_task(draft: &Draft, allow_escape: bool) -> Task {
+/// How a plan reads paths.
+#[derive(Clone, Copy)]
+struct Paths<'r> {
+    allow_escape: bool,
+    roots: &'r [String],
+}
+
+/// `raw` relative to the root it lies in, if it is absolute and inside
+/// one of `roots` (compared by whole components, `/`-separated).
+fn under_root<'p>(raw: &'p str, roots: &[String]) -> Option<Cow<'p, str>> {
+    if roots.is_empty()
+        || !(raw.starts_with('/') || raw.starts_with('\\') || raw.get(1..2) == Some(":"))
+    {
+        return None;
+    }
+    let slashed = raw.replace('\\', "/");
+    roots.iter().find_map(|root| {
+        let root = root.replace('\\', "/");
+        let root = root.trim_end_matches('/');
+        let rest = slashed.strip_prefix(root)?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
+        Some(Cow::Owned(rest.trim_start_matches('/').to_string()))
+    })
+}
+
+fn plan_task(draft: &Draft, paths: Paths<'_>) -> Task {
     if let Some(Action::Block(children)) = &draft.action {
         let mut steps = Vec::new();
         let mut reasons = draft.invalid.clone();
         let mut error_type = draft.error_type;
         for child in children {
-            match plan_step(child, allow_escape) {
+            match plan_step(child, paths) {
                 Ok(step) => steps.push(step),
                 Err(skip) => {
                     error_type = error_type.or(skip.error_type);
@@ -644,7 +689,7 @@ fn plan_task(draft: &Draft, allow_escape: bool) -> Task {
             },
         };
     }
-    match plan_step(draft, allow_escape) {
+    match plan_step(draft, paths) {
         Ok(step) => Task::Single(step),
         Err(skip) => Task::Skipped {
             task: draft.task,
@@ -663,19 +708,30 @@ enum Names {
 }
 
 /// The reasons a draft is skipped, gathered while its paths are checked.
-struct Checked {
+struct Checked<'r> {
     line: u32,
     allow_escape: bool,
+    roots: &'r [String],
     reasons: Vec<(u32, String)>,
     error_type: Option<&'static str>,
 }
 
-impl Checked {
+impl Checked<'_> {
     fn path(&mut self, raw: &str, names: Names) -> Option<RepoPath> {
         // A directory left empty is the root (`"path": ""` in JSON).
         if names == Names::Dir && raw.trim().is_empty() {
             return Some(RepoPath(String::new()));
         }
+        let relative = under_root(raw, self.roots);
+        let raw = match &relative {
+            // The root itself, named absolutely.
+            Some(rest) if rest.is_empty() && names == Names::Dir => {
+                return Some(RepoPath(String::new()));
+            }
+            Some(rest) if rest.is_empty() => raw,
+            Some(rest) => rest.as_ref(),
+            None => raw,
+        };
         match repo_path_with(raw, self.allow_escape) {
             Ok(p) if p.as_str().is_empty() && names == Names::File => {
                 self.error_type.get_or_insert("path_escape");
@@ -696,11 +752,12 @@ impl Checked {
 }
 
 /// Turns one draft into a step, or says why it is skipped.
-fn plan_step(draft: &Draft, allow_escape: bool) -> Result<Step, Skip> {
+fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
     let line = draft.line;
     let mut checked = Checked {
         line,
-        allow_escape,
+        allow_escape: paths.allow_escape,
+        roots: paths.roots,
         reasons: draft.invalid.clone(),
         error_type: draft.error_type,
     };
@@ -991,6 +1048,44 @@ mod tests {
             Ok("dir with space/f.txt".into())
         );
         assert_eq!(ok("a/.."), Ok(String::new()));
+    }
+
+    #[test]
+    fn absolute_paths_inside_a_root_are_taken_relative_to_it() {
+        let roots = ["/home/u/repo".to_string(), "/real/repo/".to_string()];
+        let draft = |path: &str| {
+            Draft::new(
+                TaskId { top: 1, sub: None },
+                1,
+                OpKind::Write,
+                Action::Write {
+                    path: path.to_string(),
+                    content: String::new(),
+                    append: false,
+                },
+            )
+        };
+        let planned = |path: &str| match plan_in(&[draft(path)], false, &roots).remove(0) {
+            Task::Single(step) => Ok(step.op.target().unwrap_or_default()),
+            Task::Skipped { skip, .. } => Err(skip.error_type),
+            Task::Block { .. } => unreachable!(),
+        };
+        assert_eq!(planned("/home/u/repo/src/a.rs"), Ok("src/a.rs".to_string()));
+        assert_eq!(planned("/real/repo/a.rs"), Ok("a.rs".to_string()));
+        assert_eq!(planned("/home/u/repository/a.rs"), Err(Some("path_escape")));
+        assert_eq!(planned("/home/u/repo/../x"), Err(Some("path_escape")));
+        assert_eq!(planned("/home/u/repo"), Err(Some("path_escape")));
+        assert_eq!(planned("/etc/passwd"), Err(Some("path_escape")));
+        assert_eq!(
+            planned("/home/u/repo/.git/config"),
+            Err(Some("protected_path"))
+        );
+        // Without roots (no working tree, or a syntax that asks for
+        // relative paths) every absolute path is refused.
+        assert!(matches!(
+            plan(&[draft("/home/u/repo/a.rs")], false).remove(0),
+            Task::Skipped { .. }
+        ));
     }
 
     #[test]

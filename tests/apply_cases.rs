@@ -3,7 +3,9 @@
 //!
 //! A case directory `test-data/apply/<case>/` holds:
 //!
-//! - `reply.md`: the reply to apply (kept outside the repository).
+//! - `reply.md`: the reply to apply (kept outside the repository). `$REPO`
+//!   in it stands for the repository's absolute path (for syntaxes that
+//!   name files by absolute paths).
 //! - `before/`: the files of the repository's first commit (missing = none).
 //! - `dirty/` (optional): files written over the working tree after that
 //!   commit and left uncommitted. `NAME.DELETE` deletes `NAME`; new files
@@ -333,7 +335,13 @@ fn apply_case(reply_path: &Path) -> datatest_stable::Result<()> {
     fs::create_dir_all(&home)?;
     fs::create_dir_all(&repo)?;
     let reply = temp.path().join("reply.md");
-    fs::copy(reply_path, &reply)?;
+    // `$REPO` in a reply stands for the repository's absolute path.
+    let text = fs::read(reply_path)?;
+    let repo_str = repo.to_str().expect("UTF-8 temp path");
+    fs::write(
+        &reply,
+        String::from_utf8_lossy(&text).replace("$REPO", repo_str),
+    )?;
     let env = Env { home };
 
     env.git(&repo, &["init", "-q", "-b", "main"]);

@@ -19,6 +19,12 @@ const AIDER_GUIDE: &str = include_str!("prompt-aider.md");
 /// The guide to CML.
 const CML_GUIDE: &str = include_str!("prompt-cml.md");
 
+/// The guide to SHAM blocks.
+const SHAM_GUIDE: &str = include_str!("prompt-sham.md");
+
+/// The guide to TELT blocks.
+const TELT_GUIDE: &str = include_str!("prompt-telt.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -52,6 +58,8 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Replacer => REPLACER_GUIDE.to_string(),
         Syntax::Aider => AIDER_GUIDE.to_string(),
         Syntax::Cml => CML_GUIDE.to_string(),
+        Syntax::Sham => SHAM_GUIDE.to_string(),
+        Syntax::Telt => TELT_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -181,5 +189,60 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// The guides' example replies, from "Example reply:" to the list of
+    /// actions, read as their syntax: no diagnostic, and the operations
+    /// they show.
+    fn example(guide: &str) -> &str {
+        let start = guide.find("Example reply:").expect("an example");
+        let end = guide[start..]
+            .find("\nCommands and")
+            .or_else(|| guide[start..].find("\nActions and"))
+            .expect("end of example")
+            + start;
+        &guide[start..end]
+    }
+
+    #[test]
+    fn sham_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::OpKind::*;
+        let reply = example(super::SHAM_GUIDE);
+        assert_eq!(
+            crate::syntax::detect::choose(&crate::syntax::detect::blocks(
+                reply,
+                &Default::default()
+            )),
+            Some(crate::syntax::Syntax::Sham)
+        );
+        let parsed = crate::syntax::sham::parse(reply);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<_> = parsed.drafts.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [Write, Search, Move, Read, Run]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+    }
+
+    #[test]
+    fn telt_guide_example_reads_without_any_diagnostic() {
+        use crate::csl::OpKind::*;
+        let reply = example(super::TELT_GUIDE);
+        assert_eq!(
+            crate::syntax::detect::choose(&crate::syntax::detect::blocks(
+                reply,
+                &Default::default()
+            )),
+            Some(crate::syntax::Syntax::Telt)
+        );
+        let parsed = crate::syntax::telt::parse(reply);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<_> = parsed.drafts.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, [Tasks, Move, Read, Run]);
+        let Some(crate::plan::Action::Block(group)) = &parsed.drafts[0].action else {
+            panic!("{:?}", parsed.drafts[0]);
+        };
+        assert_eq!(
+            group.iter().map(|d| d.kind).collect::<Vec<_>>(),
+            [Write, Search]
+        );
     }
 }

@@ -89,6 +89,29 @@ pub enum DiagnosticKind {
     UnreadableXml,
     /// Invalid: `<tasks version="…">` names a CML version there never was.
     UnknownVersion,
+    // SHAM/NESL and TELT (syntax/sham.rs, syntax/telt.rs): each skips its
+    // block (invalid) except the warning.
+    /// A line inside a block that is none of the syntax's forms.
+    MalformedLine,
+    /// A closing line or delimiter carrying another block's ID.
+    IdMismatch,
+    /// A SHAM heredoc whose terminator never comes.
+    UnterminatedHeredoc,
+    /// A quoted SHAM value: an unknown escape, no closing quote, no quotes.
+    MalformedValue,
+    /// A key given twice in one SHAM block (or a single-valued TELT
+    /// parameter given twice).
+    DuplicateKey,
+    UnknownAction,
+    /// An action of the original tooling that git-clada does not run
+    /// (`context_*`, `files_replace_text_in_parents`, …).
+    UnsupportedAction,
+    MissingParameter,
+    /// A parameter whose value cannot be used (a count that is no number,
+    /// an unknown `lang`, an empty `old_text`).
+    InvalidParameter,
+    /// Warning: a parameter the action does not take; ignored.
+    UnknownParameter,
 }
 
 impl DiagnosticKind {
@@ -103,9 +126,11 @@ impl DiagnosticKind {
             }
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
             | InvalidJsonOperation | MalformedBlock | UnterminatedBlock | MalformedXml
-            | UnknownVersion => Severity::Invalid,
+            | UnknownVersion | MalformedLine | IdMismatch | UnterminatedHeredoc
+            | MalformedValue | DuplicateKey | UnknownAction | UnsupportedAction
+            | MissingParameter | InvalidParameter => Severity::Invalid,
             UnknownAttribute | IndentedMarker | MarkerInContent | EmptyTasks | NoOperations
-            | ForeignBlock | StrayMarker => Severity::Warning,
+            | ForeignBlock | StrayMarker | UnknownParameter => Severity::Warning,
         }
     }
 
@@ -150,6 +175,16 @@ impl DiagnosticKind {
             // the severity says whether the rest of the reply was read.
             MalformedXml | UnreadableXml => "malformed_xml",
             UnknownVersion => "unknown_version",
+            MalformedLine => "malformed_line",
+            IdMismatch => "id_mismatch",
+            UnterminatedHeredoc => "unterminated_heredoc",
+            MalformedValue => "malformed_value",
+            DuplicateKey => "duplicate_key",
+            UnknownAction => "unknown_action",
+            UnsupportedAction => "unsupported_action",
+            MissingParameter => "missing_parameter",
+            InvalidParameter => "invalid_parameter",
+            UnknownParameter => "unknown_parameter",
         }
     }
 }

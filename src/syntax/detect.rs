@@ -236,6 +236,16 @@ fn opener(
                 let end = format!("#!END_SHAM_{id}");
                 return Some((Syntax::Sham, until(&end, &|l| l.trim_end() == end)));
             }
+            // NESL, SHAM's later spelling: `#!nesl […: ID]` … `#!end_ID`.
+            for prefix in [
+                "#!nesl [@three-char-SHA-256:",
+                "#!NESL [@three-char-SHA-256:",
+            ] {
+                if let Some(id) = hashbang_id(line, prefix) {
+                    let end = format!("#!end_{id}");
+                    return Some((Syntax::Sham, until(&end, &|l| l.trim_end() == end)));
+                }
+            }
             if let Some(id) = hashbang_id(line, "#!telt [3-char SHA:") {
                 let end = format!("--END {id}--");
                 return Some((Syntax::Telt, until(&end, &|l| l.trim_end() == end)));
@@ -411,6 +421,10 @@ mod tests {
                 Syntax::Telt,
             ),
             (
+                "```sh nesl\n#!nesl [@three-char-SHA-256: v7r]\naction = \"ls\"\n#!end_v7r\n```\n",
+                Syntax::Sham,
+            ),
+            (
                 "<<<FILE>>>\n/a\n<<<OVERWRITE>>>\nx\n<<<END>>>\n",
                 Syntax::Replacer,
             ),
@@ -431,6 +445,27 @@ mod tests {
                     ```sh\n#!/bin/sh\necho '=== done ==='\ncat <<<\"x\"\n---\n```\n\
                     | a | b |\n|---|---|\n<edit>\n";
         assert_eq!(syntaxes(text), []);
+    }
+
+    /// SHAM and TELT are chosen for their own replies, and shell scripts
+    /// with `#!`, `===`, `--…--` or `<<<` lines, markdown and JSX in
+    /// fences are never taken for them.
+    #[test]
+    fn sham_and_telt_openers_are_only_their_own() {
+        let sham = "Intro\n```sh\n#!SHAM [@three-char-SHA-256: k7m]\naction = \"ls\"\n#!END_SHAM_k7m\n```\n";
+        let telt = "```telt\n#!telt [3-char SHA: a1b]\n=== LS ===\n--END a1b--\n```\n";
+        let d = Delimiters::default();
+        assert_eq!(choose(&blocks(sham, &d)), Some(Syntax::Sham));
+        assert_eq!(choose(&blocks(telt, &d)), Some(Syntax::Telt));
+        let not_blocks = "```sh\n#!/bin/bash\n#!SHAM is a format\n#!telt\n#!telt [3-char SHA: ]\n\
+                          echo '=== BUILD ==='\n=== FILE_WRITE ===\n--PATH abc--\n--END abc--\n\
+                          cat <<<\"x\"\n#!END_SHAM_k7m\n#!end_v7r\n```\n\
+                          # === Title ===\n\n```jsx\n<Write path=\"a\">x</Write>\n```\n\
+                          ```python\n#!/usr/bin/env python3\nprint('--END k4x--')\n```\n";
+        assert_eq!(syntaxes(not_blocks), []);
+        // A SHAM block quoted inside a TELT value is content, not a block.
+        let nested = "#!telt [3-char SHA: a1b]\n=== CREATE_FILE ===\n--FILE a1b--\nx.md\n--CONTENT a1b--\n#!SHAM [@three-char-SHA-256: k7m]\n#!END_SHAM_k7m\n--END a1b--\n";
+        assert_eq!(syntaxes(nested), [(Syntax::Telt, 1)]);
     }
 
     #[test]

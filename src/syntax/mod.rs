@@ -8,18 +8,23 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]), `cml`, `replacer`, `aider`
-//! and `json`. The other syntaxes are recognised (`detect`) so that a
-//! reply in one of them is refused with a clear error instead of being
-//! taken for a reply without edits.
+//! Front ends: `csl` (over [`crate::csl`]), `cml`, `sham` and `telt`
+//! (over the shared action vocabulary in `actions`), `replacer`, `aider`,
+//! `diff` and `json`. The syntaxes not read yet are recognised (`detect`)
+//! so that a reply in one of them is refused with a clear error instead
+//! of being taken for a reply without edits.
 
+pub mod actions;
 pub mod aider;
 pub mod cml;
 pub mod csl;
 pub mod detect;
 pub mod diff;
 pub mod json;
+pub mod lines;
 pub mod replacer;
+pub mod sham;
+pub mod telt;
 
 use std::borrow::Cow;
 
@@ -55,9 +60,11 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 6] = [
+    pub const READ: [Syntax; 8] = [
         Syntax::Csl,
         Syntax::Cml,
+        Syntax::Sham,
+        Syntax::Telt,
         Syntax::Replacer,
         Syntax::Aider,
         Syntax::Diff,
@@ -95,6 +102,13 @@ impl Syntax {
 
     pub fn from_name(name: &str) -> Option<Syntax> {
         Syntax::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the syntax's own prompts ask for absolute paths (SHAM, the
+    /// replacer): then one inside the repository is taken relative to it
+    /// (syntaxes.md §1).
+    pub fn takes_absolute_paths(self) -> bool {
+        matches!(self, Syntax::Sham | Syntax::Replacer)
     }
 
     pub fn is_read(self) -> bool {
@@ -261,6 +275,8 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Aider => aider::parse(text),
         Syntax::Diff => diff::parse(text),
         Syntax::Cml => cml::parse(text),
+        Syntax::Sham => sham::parse(text),
+        Syntax::Telt => telt::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {

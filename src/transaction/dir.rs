@@ -27,7 +27,7 @@ pub fn apply_in_dir(
     let mut exec = settings.exec;
     exec.feedback_until = Some(started + crate::apply::feedback::BUDGET);
     let mut files = DirFiles::new(root);
-    let tasks = tasks_of(parsed, allow_escape);
+    let tasks = tasks_of(parsed, allow_escape, Some(root));
     let approvals = if tasks.iter().any(crate::plan::Task::runs_commands) {
         Approvals::load(root)
             .map_err(|e| Error::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again")))?

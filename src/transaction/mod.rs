@@ -20,6 +20,7 @@ mod diff;
 mod dir;
 mod verify;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use commit::finish_interrupted_update;
@@ -34,7 +35,7 @@ use crate::git::workspace::GitWorkspace;
 use crate::git::worktree::WorktreeUpdate;
 use crate::git::{ObjectId, Repository};
 use crate::history::commits;
-use crate::plan::{Task, plan, refuse_names, refuse_run};
+use crate::plan::{Task, plan_in, refuse_names, refuse_run};
 use crate::report::{Tally, TaskReport};
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 use crate::run::{Ask, Limits, OnLine, Runner};
@@ -253,9 +254,16 @@ pub fn no_operations(parsed: &Parsed<'_>) -> Applied {
 
 /// The tasks of a reply: its plan (git's rules about names applied), then
 /// a SKIP task for each block it dropped (numbered after the last task).
-pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool) -> Vec<Task> {
+/// `root`: the working tree the reply applies to, where a syntax that asks
+/// for absolute paths may name files by their absolute path (`None`: no
+/// working tree, so every absolute path is refused).
+pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool, root: Option<&Path>) -> Vec<Task> {
+    let roots = match root {
+        Some(root) if parsed.syntax.takes_absolute_paths() => root_spellings(root),
+        _ => Vec::new(),
+    };
     let mut tasks = refuse_names(
-        plan(&parsed.drafts, allow_escape),
+        plan_in(&parsed.drafts, allow_escape, &roots),
         &crate::git::paths::refused_name,
     );
     let after = parsed.drafts.last().map_or(0, |d| d.task.top);
@@ -275,6 +283,21 @@ pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool) -> Vec<Task> {
         });
     }
     tasks
+}
+
+/// The ways a reply may spell the working tree `root`: as given (made
+/// absolute) and with its symbolic links resolved, as `pwd` and
+/// `realpath` print it.
+fn root_spellings(root: &Path) -> Vec<String> {
+    let absolute = std::path::absolute(root).ok();
+    let resolved = std::fs::canonicalize(root).ok();
+    let mut roots: Vec<String> = [absolute, resolved]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.to_str().map(str::to_owned))
+        .collect();
+    roots.dedup();
+    roots
 }
 
 /// The ending of an apply whose branch moved (or would move), by its
@@ -391,7 +414,8 @@ pub fn apply(
         Some(pre)
     };
 
-    let mut tasks = tasks_of(parsed, false);
+    let root = target.worktree.then(|| repo.workdir()).flatten();
+    let mut tasks = tasks_of(parsed, false, root);
     if let Some(reason) = target.refuse_run {
         tasks = refuse_run(tasks, reason);
     }

@@ -773,6 +773,18 @@ const EVERY_SYNTAX: &[(&str, &str)] = &[
         "Here are the edits:\n\n<edit path=\"a.txt\">\n<search>hi</search>\n<replace>hello</replace>\n</edit>\n<write path=\"b.txt\">new</write>\n",
     ),
     (
+        "sham",
+        "Edits:\n\n```sh\n#!SHAM [@three-char-SHA-256: k7m]\naction = \"file_replace_text\"\npath = \"a.txt\"\nold_text = \"hi\"\nnew_text = \"hello\"\n#!END_SHAM_k7m\n```\n\n```sh\n#!SHAM [@three-char-SHA-256: r2d]\naction = \"file_write\"\npath = \"b.txt\"\ncontent = <<'EOT_SHAM_r2d'\nnew\nEOT_SHAM_r2d\n#!END_SHAM_r2d\n```\n",
+    ),
+    (
+        "telt",
+        "#!telt [3-char SHA: k4x]\n=== FILE_REPLACE_TEXT ===\n--PATH k4x--\na.txt\n--OLD_TEXT k4x--\nhi\n--NEW_TEXT k4x--\nhello\n=== CREATE_FILE ===\n--FILE k4x--\nb.txt\n--CONTENT k4x--\nnew\n--END k4x--\n",
+    ),
+    (
+        "diff",
+        "```diff\ndiff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hi\n+hello\ndiff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new\n```\n",
+    ),
+    (
         "aider",
         "Two edits.\n\na.txt\n```\n<<<<<<< SEARCH\nhi\n=======\nhello\n>>>>>>> REPLACE\n```\n\nb.txt\n```\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n```\n",
     ),
@@ -828,8 +840,13 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
         );
         assert!(!d.join("b.txt").exists(), "{syntax}");
 
-        // The post-commit hook applies the reply in a commit message.
+        // The post-commit hook applies the reply in a commit message (a
+        // diff only where the repository says its messages are diffs:
+        // one that explains a commit is no request).
         clada(d, d).args(["hook", "install"]).assert().success();
+        if *syntax == "diff" {
+            ok(d, &["config", "clada.syntax", "diff"]);
+        }
         let out = commit_with_message(d, reply);
         assert!(out.status.success(), "{syntax}: {}", text(&out.stderr));
         assert_eq!(

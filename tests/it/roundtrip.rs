@@ -174,7 +174,10 @@ fn plan_of(text: &str, choice: clada::syntax::Choice) -> (Vec<Planned>, String) 
     let parsed = clada::syntax::parse(text.as_bytes(), choice, &Delimiters::default());
     assert!(!parsed.has_fatal(), "{text}\n{:?}", parsed.diagnostics);
     let json = serde_json::to_string(&parsed).expect("parse output as JSON");
-    (planned(clada::transaction::tasks_of(&parsed, false)), json)
+    (
+        planned(clada::transaction::tasks_of(&parsed, false, None)),
+        json,
+    )
 }
 
 /// Attributes CSL's operations understand, with good and bad values.

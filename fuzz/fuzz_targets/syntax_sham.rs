@@ -1,0 +1,28 @@
+//! Fuzz target: the SHAM front end and the plan never panic on arbitrary
+//! bytes read as SHAM.
+//!
+//! For each reply the target parses it with `--syntax sham`, serialises the
+//! parse output to JSON, renders every diagnostic, builds the plan (with a
+//! working tree, so absolute paths are tried against it), and reads the
+//! JSON parse output back as a `json` reply, which must have no fatal
+//! error when the first parse had none.
+
+#![no_main]
+
+use clada::csl::{Delimiters, diagnostic};
+use clada::syntax::{self, Choice, Syntax};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|reply: &[u8]| {
+    let delims = Delimiters::default();
+    let parsed = syntax::parse(reply, Choice::Only(Syntax::Sham), &delims);
+    for d in &parsed.diagnostics {
+        let _ = diagnostic::render(d, &parsed.source, "fuzz");
+    }
+    let _ = clada::transaction::tasks_of(&parsed, false, Some(std::path::Path::new("/repo")));
+    let json = serde_json::to_string(&parsed).expect("parse output serialises");
+    let again = syntax::parse(json.as_bytes(), Choice::Only(Syntax::Json), &delims);
+    if !parsed.has_fatal() {
+        assert!(!again.has_fatal(), "{json}\n{:?}", again.diagnostics);
+    }
+});

@@ -1,0 +1,2 @@
+let url = "https://a";
+let b = "https://b";

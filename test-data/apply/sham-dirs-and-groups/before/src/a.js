@@ -1,0 +1,2 @@
+let url = "http://a";
+let b = "http://b";

@@ -1,0 +1,3 @@
+from greet import greet
+
+assert greet("x") == "Hello, x"
