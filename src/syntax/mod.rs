@@ -8,14 +8,15 @@
 //! `plan` then checks paths and values the same way for every syntax.
 //! A front end does no I/O and knows nothing about git.
 //!
-//! Front ends: `csl` (over [`crate::csl`]), `json` and `replacer`. The
-//! other syntaxes are recognised (`detect`) so that a reply in one of
-//! them is refused with a clear error instead of being taken for a reply
-//! without edits.
+//! Front ends: `csl` (over [`crate::csl`]), `json`, `replacer` and
+//! `patch`. The other syntaxes are recognised (`detect`) so that a reply
+//! in one of them is refused with a clear error instead of being taken
+//! for a reply without edits.
 
 pub mod csl;
 pub mod detect;
 pub mod json;
+pub mod patch;
 pub mod replacer;
 
 use std::borrow::Cow;
@@ -52,7 +53,7 @@ impl Syntax {
     ];
 
     /// The syntaxes this version reads.
-    pub const READ: [Syntax; 3] = [Syntax::Csl, Syntax::Replacer, Syntax::Json];
+    pub const READ: [Syntax; 4] = [Syntax::Csl, Syntax::Replacer, Syntax::Patch, Syntax::Json];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -248,6 +249,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Csl => from_csl(crate::csl::parse(text, delims), delims, plan),
         Syntax::Json => json::parse(text),
         Syntax::Replacer => replacer::parse(text),
+        Syntax::Patch => patch::parse(text),
         other => unsupported(text, other, &blocks),
     };
     for block in foreign {
