@@ -14,6 +14,9 @@ const JSON_GUIDE: &str = include_str!("prompt-json.md");
 /// The guide to the replacer format.
 const REPLACER_GUIDE: &str = include_str!("prompt-replacer.md");
 
+/// The guide to Codex's apply_patch format.
+const PATCH_GUIDE: &str = include_str!("prompt-patch.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -45,6 +48,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Csl => render(&delims),
         Syntax::Json => JSON_GUIDE.to_string(),
         Syntax::Replacer => REPLACER_GUIDE.to_string(),
+        Syntax::Patch => PATCH_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -111,5 +115,23 @@ mod tests {
             &crate::csl::Delimiters::default(),
         );
         assert_eq!(auto.syntax, crate::syntax::Syntax::Replacer);
+    }
+
+    /// The patch guide is itself a clean patch reply, detected as one:
+    /// every kind of section.
+    #[test]
+    fn patch_guide_example_reads_without_any_diagnostic() {
+        let parsed = crate::syntax::patch::parse(super::PATCH_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(kinds, ["WRITE", "EDIT", "TASKS", "DELETE"]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+        let auto = crate::syntax::parse(
+            super::PATCH_GUIDE.as_bytes(),
+            crate::syntax::Choice::Auto,
+            &crate::csl::Delimiters::default(),
+        );
+        assert_eq!(auto.syntax, crate::syntax::Syntax::Patch);
+        assert!(auto.diagnostics.is_empty(), "{:?}", auto.diagnostics);
     }
 }
