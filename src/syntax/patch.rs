@@ -498,10 +498,17 @@ impl<'t> Reader<'t> {
                     Some(b'-') => hunk.old.push(text[1..].to_string()),
                     Some(b'+') => hunk.new.push(text[1..].to_string()),
                     _ if read == 0 => {
+                        let message = if Marker::of(text).is_some() {
+                            "@@ with no hunk lines after it".to_string()
+                        } else {
+                            format!(
+                                "`{text}` in a hunk: every line of a hunk starts with a space, - or +"
+                            )
+                        };
                         let state = self.refuse(
                             line.pos(),
                             DiagnosticKind::MalformedBlock,
-                            format!("`{text}` in a hunk: every line of a hunk starts with a space, - or +"),
+                            message,
                             "start kept lines with a space, removed lines with - and added lines with +",
                         );
                         // A header or End Patch right after @@ still counts.
