@@ -168,9 +168,10 @@ struct Section {
     kind: Kind,
     path: String,
     move_to: Option<String>,
-    /// An added file's text: each `+` line and a `\n` (Codex's rule, so
-    /// the file ends with a newline).
-    content: String,
+    /// An added file's `+` lines: from the start of the first to the
+    /// start of the line after the last (the text is made once, at the
+    /// end, in one allocation of about that size).
+    added: Option<(usize, usize)>,
     hunks: Vec<Hunk>,
     chunk: Option<Chunk>,
 }
@@ -388,7 +389,7 @@ impl<'t> Reader<'t> {
             kind,
             path: path.to_string(),
             move_to: None,
-            content: String::new(),
+            added: None,
             hunks: Vec::new(),
             chunk: None,
         });
@@ -409,7 +410,7 @@ impl<'t> Reader<'t> {
     fn add_line(&mut self, line: &Line<'t>, blank: Option<Pos>) -> State {
         // Codex: every line that starts with `+` is the file's, up to the
         // first that does not.
-        if let Some(rest) = line.text.strip_prefix('+') {
+        if line.text.starts_with('+') {
             if let Some(at) = blank {
                 return self.refuse(
                     at,
@@ -419,8 +420,8 @@ impl<'t> Reader<'t> {
                 );
             }
             if let Some(section) = &mut self.section {
-                section.content.push_str(rest);
-                section.content.push('\n');
+                let start = section.added.map_or(line.start, |(start, _)| start);
+                section.added = Some((start, line.next));
             }
             return State::Add { blank: None };
         }
@@ -606,7 +607,7 @@ impl<'t> Reader<'t> {
             && let Some(mut chunk) = section.chunk.take()
         {
             chunk.hunk.at_end = at_end;
-            section.hunks.push(chunk.hunk);
+            section.hunks.push(sealed(chunk.hunk));
         }
     }
 
@@ -668,7 +669,7 @@ impl<'t> Reader<'t> {
                 );
                 return;
             }
-            section.hunks.push(chunk.hunk);
+            section.hunks.push(sealed(chunk.hunk));
         }
         let Section {
             task,
@@ -676,7 +677,7 @@ impl<'t> Reader<'t> {
             kind,
             path,
             move_to,
-            content,
+            added,
             hunks,
             ..
         } = section;
@@ -688,7 +689,7 @@ impl<'t> Reader<'t> {
                 OpKind::Write,
                 Action::Write {
                     path,
-                    content,
+                    content: added_text(self.text, added),
                     append: false,
                 },
             ),
@@ -711,7 +712,7 @@ impl<'t> Reader<'t> {
                             kind,
                             path,
                             move_to: None,
-                            content: String::new(),
+                            added: None,
                             hunks,
                             chunk: None,
                         });
@@ -858,6 +859,31 @@ fn diagnostic(at: Pos, kind: DiagnosticKind, message: String, hint: &str) -> Dia
         operation: None,
         task: None,
     }
+}
+
+/// A read hunk without the spare room its lists grew (a large reply has
+/// hundreds of thousands of hunk lines, and all of them are kept).
+fn sealed(mut hunk: Hunk) -> Hunk {
+    hunk.old.shrink_to_fit();
+    hunk.new.shrink_to_fit();
+    hunk
+}
+
+/// An added file's text from its `+` lines (`span` of `text`): each line
+/// after its `+`, each followed by `\n` (Codex's rule: the file ends with
+/// a newline).
+fn added_text(text: &str, span: Option<(usize, usize)>) -> String {
+    let Some(lines) = span.and_then(|(start, end)| text.get(start..end)) else {
+        return String::new();
+    };
+    let mut content = String::with_capacity(lines.len());
+    for line in lines.split_inclusive('\n') {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        content.push_str(line.strip_prefix('+').unwrap_or(line));
+        content.push('\n');
+    }
+    content
 }
 
 /// Why a header's path cannot be used, if it cannot: none, or decorated
