@@ -144,6 +144,9 @@ struct Found {
     len: usize,
     new: Vec<String>,
     step: Step,
+    /// Where the next hunk is looked for, when not right after this one
+    /// (an added-only apply_patch hunk: after its anchor line).
+    next: Option<usize>,
 }
 
 /// Applies `hunks` to `file`. `look`: when a hunk is not found, look for
@@ -203,10 +206,7 @@ pub fn edit(
         if let Some(hint) = hunk.line {
             shift = f.start as i64 + 1 - i64::from(hint);
         }
-        // apply_patch puts added-only hunks at the end without moving on.
-        if !(locate == Locate::Sequential && hunk.old.is_empty()) {
-            cursor = f.start + f.len;
-        }
+        cursor = f.next.unwrap_or(f.start + f.len);
         found.push(f);
     }
     let starts: Vec<u32> = found.iter().map(|f| f.start as u32 + 1).collect();
@@ -273,11 +273,14 @@ fn sequential(
         } else {
             lines.len()
         };
+        // Codex puts added-only hunks at the end; the next hunk is still
+        // looked for from where it was, or after this hunk's anchor.
         return Ok(Found {
             start: end,
             len: 0,
             new: owned(new),
             step: Step::Exact,
+            next: Some(cursor),
         });
     }
     let (mut old, mut new) = (old, new);
@@ -295,6 +298,7 @@ fn sequential(
             len: old.len(),
             new: owned(new),
             step,
+            next: None,
         }),
         None => Err(Miss::NotFound { anchor: None }),
     }
@@ -368,6 +372,7 @@ fn unique(
             len: 0,
             new: owned(new_lines),
             step: Step::Exact,
+            next: None,
         });
     }
     let blank_lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
@@ -410,6 +415,7 @@ fn unique(
                 len: old.len(),
                 new,
                 step,
+                next: None,
             }),
             None => Err(Miss::Ambiguous {
                 starts: matches.iter().map(|m| m.0).collect(),
@@ -649,6 +655,26 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn sequential_an_added_only_hunk_moves_the_search_past_its_anchor() {
+        // Codex: the anchor moves the search on even when the hunk's lines
+        // go to the end of the file, so a later hunk is not found before it.
+        let file = "a\nfn x\nb\nfn y\nc\n";
+        let mut add = hunk(&[], &["z"]);
+        add.anchor = Some("fn y".into());
+        let err = run(
+            file,
+            &[add.clone(), hunk(&["b"], &["B"])],
+            Locate::Sequential,
+        );
+        assert!(
+            matches!(err, Err(EditError::NotFound { hunk: 2, .. })),
+            "{err:?}"
+        );
+        let (out, _) = run(file, &[add, hunk(&["c"], &["C"])], Locate::Sequential).unwrap();
+        assert_eq!(out, "a\nfn x\nb\nfn y\nC\nz\n");
     }
 
     #[test]

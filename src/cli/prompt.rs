@@ -25,6 +25,9 @@ const SHAM_GUIDE: &str = include_str!("prompt-sham.md");
 /// The guide to TELT blocks.
 const TELT_GUIDE: &str = include_str!("prompt-telt.md");
 
+/// The guide to Codex's apply_patch format.
+const PATCH_GUIDE: &str = include_str!("prompt-patch.md");
+
 /// Print a guide to paste into an LLM's system prompt
 ///
 /// The guide is short enough to use as is. The CSL guide uses the
@@ -60,6 +63,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Cml => CML_GUIDE.to_string(),
         Syntax::Sham => SHAM_GUIDE.to_string(),
         Syntax::Telt => TELT_GUIDE.to_string(),
+        Syntax::Patch => PATCH_GUIDE.to_string(),
         other => {
             return Err(CliError::new(format!(
                 "git-clada does not read the {} syntax yet, so it has no guide for it",
@@ -244,5 +248,23 @@ mod tests {
             group.iter().map(|d| d.kind).collect::<Vec<_>>(),
             [Write, Search]
         );
+    }
+
+    /// The patch guide is itself a clean patch reply, detected as one:
+    /// every kind of section.
+    #[test]
+    fn patch_guide_example_reads_without_any_diagnostic() {
+        let parsed = crate::syntax::patch::parse(super::PATCH_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(kinds, ["WRITE", "EDIT", "TASKS", "DELETE"]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+        let auto = crate::syntax::parse(
+            super::PATCH_GUIDE.as_bytes(),
+            crate::syntax::Choice::Auto,
+            &crate::csl::Delimiters::default(),
+        );
+        assert_eq!(auto.syntax, crate::syntax::Syntax::Patch);
+        assert!(auto.diagnostics.is_empty(), "{:?}", auto.diagnostics);
     }
 }

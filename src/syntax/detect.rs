@@ -51,8 +51,9 @@ pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
     while let Some((line, next)) = line_at(text, pos) {
         let first = line.as_bytes().first().copied();
         let cml = fence.cml_allowed(line);
-        let candidate = first
-            .is_some_and(|b| Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#'));
+        let candidate = first.is_some_and(|b| {
+            Some(b) == csl_first || matches!(b, b'<' | b'-' | b'd' | b'*' | b'#' | b' ' | b'\t')
+        });
         let opened = if candidate {
             opener(text, pos, line, next, delims, &csl_end, &mut closers, cml)
         } else {
@@ -227,7 +228,8 @@ fn opener(
             }
             Some((Syntax::Diff, None))
         }
-        b'*' if line.trim() == "*** Begin Patch" => Some((
+        // Codex reads its markers with surrounding whitespace ignored.
+        b'*' | b' ' | b'\t' if line.trim() == "*** Begin Patch" => Some((
             Syntax::Patch,
             until("patch", &|l| l.trim() == "*** End Patch"),
         )),

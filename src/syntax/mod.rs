@@ -10,9 +10,7 @@
 //!
 //! Front ends: `csl` (over [`crate::csl`]), `cml`, `sham` and `telt`
 //! (over the shared action vocabulary in `actions`), `replacer`, `aider`,
-//! `diff` and `json`. The syntaxes not read yet are recognised (`detect`)
-//! so that a reply in one of them is refused with a clear error instead
-//! of being taken for a reply without edits.
+//! `diff`, `patch` and `json`: every syntax detection recognises.
 
 pub mod actions;
 pub mod aider;
@@ -22,6 +20,7 @@ pub mod detect;
 pub mod diff;
 pub mod json;
 pub mod lines;
+pub mod patch;
 pub mod replacer;
 pub mod sham;
 pub mod telt;
@@ -59,17 +58,8 @@ impl Syntax {
         Syntax::Json,
     ];
 
-    /// The syntaxes this version reads.
-    pub const READ: [Syntax; 8] = [
-        Syntax::Csl,
-        Syntax::Cml,
-        Syntax::Sham,
-        Syntax::Telt,
-        Syntax::Replacer,
-        Syntax::Aider,
-        Syntax::Diff,
-        Syntax::Json,
-    ];
+    /// The syntaxes this version reads: every one detection recognises.
+    pub const READ: [Syntax; 9] = Syntax::ALL;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -277,7 +267,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Cml => cml::parse(text),
         Syntax::Sham => sham::parse(text),
         Syntax::Telt => telt::parse(text),
-        other => unsupported(text, other, &blocks),
+        Syntax::Patch => patch::parse(text),
     };
     for block in foreign {
         let title = block.syntax.title();
@@ -329,42 +319,6 @@ fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a>
         source: reply.source.clone(),
         dropped: csl::dropped(&reply, delims),
         csl: Some(reply),
-        explanations: Vec::new(),
-    }
-}
-
-/// A reply in a syntax this version recognises but does not read: fatal,
-/// so that nothing of it is taken for a reply without edits.
-fn unsupported<'a>(text: &'a str, syntax: Syntax, blocks: &[detect::Block]) -> Parsed<'a> {
-    let mine: Vec<u32> = blocks
-        .iter()
-        .filter(|b| b.syntax == syntax)
-        .map(|b| b.line)
-        .collect();
-    let line = mine.first().copied().unwrap_or(1);
-    let mut d = warning(
-        text,
-        line,
-        DiagnosticKind::UnsupportedSyntax,
-        format!(
-            "the reply is written in {} ({} block{}), which this version of git-clada does not read yet; nothing was applied",
-            syntax.title(),
-            mine.len(),
-            if mine.len() == 1 { "" } else { "s" }
-        ),
-        Some(format!(
-            "send the edits in one of the syntaxes it reads ({}); git clada prompt prints a CSL guide",
-            Syntax::read_names()
-        )),
-    );
-    d.kind = DiagnosticKind::UnsupportedSyntax;
-    Parsed {
-        syntax,
-        source: Cow::Borrowed(text),
-        drafts: Vec::new(),
-        diagnostics: vec![d],
-        dropped: Vec::new(),
-        csl: None,
         explanations: Vec::new(),
     }
 }

@@ -792,6 +792,10 @@ const EVERY_SYNTAX: &[(&str, &str)] = &[
         "replacer",
         "Two edits.\n\n<<<EXPLANATION>>>\nA warmer greeting\n<<<FILE>>>\na.txt\n<<<SEARCH>>>\nhi\n<<<REPLACE>>>\nhello\n<<<END>>>\n\n<<<FILE>>>\nb.txt\n<<<OVERWRITE>>>\nnew\n<<<END>>>\n",
     ),
+    (
+        "patch",
+        "A warmer greeting and a new file:\n\n```\n*** Begin Patch\n*** Update File: a.txt\n@@\n-hi\n+hello\n*** Add File: b.txt\n+new\n*** End Patch\n```\n",
+    ),
 ];
 
 /// The syntax `parse` reads `reply` as (auto-detection).

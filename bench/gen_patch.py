@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Generate a large, realistic apply_patch reply for benchmarking `git-clada parse`.
+
+Usage: gen_patch.py SIZE SEED OUTPUT
+
+Deterministic for a given size and seed (only `random.Random` with the seed).
+The reply has what models write in Codex's apply_patch format: prose
+paragraphs between patches, some patches in markdown fences or a heredoc,
+several file sections per patch: Update File sections with `@@` hunks (an
+anchor line on most, three lines of context around each change, blank
+context lines, some `*** End of File`, some `*** Move to:`), Add File
+sections of whole new files, Delete File sections; code of varied line
+lengths (short, medium, some very long minified lines), tabs, quotes,
+backslashes, non-ASCII text, and a few patches with CRLF line ends.
+Nothing in it is an error: bench/parse.sh checks that it parses without a
+fatal diagnostic.
+"""
+
+import random
+import sys
+
+WORDS = (
+    "the parser reads each line once and decides whether it is a marker or "
+    "content this change moves the configuration loader into its own module "
+    "so that tests can build it without touching the file system café naïve"
+).split()
+
+
+def prose(rng):
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40))).capitalize() + "."
+
+
+def code_line(rng):
+    kind = rng.random()
+    if kind < 0.02:
+        return "var a=" + "".join(rng.choice("abcdef0123456789(){};,.=+") for _ in range(rng.randint(500, 3000)))
+    if kind < 0.2:
+        return "\tif err != nil { return fmt.Errorf(\"read %s: %w\", path, err) }"
+    if kind < 0.25:
+        return ""
+    indent = " " * (4 * rng.randint(0, 3))
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+    return f'{indent}value = "{words}"  # \\n keeps \'quotes\''
+
+
+def code(rng, lines):
+    return [code_line(rng) for _ in range(lines)]
+
+
+def hunk(rng):
+    out = []
+    if rng.random() < 0.7:
+        out.append(f"@@ def handler_{rng.randint(1, 500)}(request):")
+    else:
+        out.append("@@")
+    out += [" " + l for l in code(rng, rng.randint(0, 3))]
+    out += ["-" + l for l in code(rng, rng.randint(0, 6))]
+    out += ["+" + l for l in code(rng, rng.randint(1, 8))]
+    out += [" " + l for l in code(rng, rng.randint(0, 3))]
+    return out
+
+
+def section(rng, n):
+    path = f"src/module_{n % 997}/file_{n}.py"
+    kind = rng.random()
+    if kind < 0.35:
+        return [f"*** Add File: {path}"] + ["+" + l for l in code(rng, rng.randint(5, 80))]
+    if kind < 0.4:
+        return [f"*** Delete File: {path}"]
+    out = [f"*** Update File: {path}"]
+    if rng.random() < 0.05:
+        out.append(f"*** Move to: src/moved/file_{n}.py")
+    for _ in range(rng.randint(1, 4)):
+        out += hunk(rng)
+    if rng.random() < 0.1:
+        out.append("*** End of File")
+    return out
+
+
+def patch(rng, n):
+    lines = ["*** Begin Patch"]
+    for k in range(rng.randint(1, 5)):
+        lines += section(rng, n * 10 + k)
+    lines.append("*** End Patch")
+    ending = "\r\n" if rng.random() < 0.03 else "\n"
+    text = ending.join(lines) + ending
+    wrap = rng.random()
+    if wrap < 0.3:
+        text = "```\n" + text + "```\n"
+    elif wrap < 0.35:
+        text = "apply_patch <<'EOF'\n" + text + "EOF\n"
+    return text
+
+
+def main():
+    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    rng = random.Random(seed)
+    parts, total, n = [], 0, 0
+    while total < size:
+        n += 1
+        text = prose(rng) + "\n\n" + patch(rng, n) + "\n"
+        parts.append(text)
+        total += len(text.encode())
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("".join(parts))
+
+
+if __name__ == "__main__":
+    main()

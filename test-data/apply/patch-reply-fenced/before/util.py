@@ -1,0 +1,2 @@
+def slug(text):
+    return text.lower()
