@@ -265,16 +265,18 @@ pub enum Op {
 }
 
 /// One change of an EDIT: lines to find, and the lines that replace them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Two hunks are equal when they find and write the same lines, however
+/// kept lines are spelled (`' '` or a `'-'` and a `'+'`).
+#[derive(Debug, Clone)]
 pub struct Hunk {
-    /// The lines to find (context and removed lines), each ending with
-    /// `\n` (one text, not a vector of lines: a 20 MB reply of small lines
-    /// would pay an allocation per line).
-    pub old: String,
-    /// The lines that replace them (context and added lines), the same way.
-    pub new: String,
-    /// 1-based line where the writer saw `old` start (a diff's `@@ -l`):
-    /// it chooses among several matches, never excludes one.
+    /// The hunk's lines as a diff writes them, each ending with `\n`:
+    /// `' '` + a line kept (found and kept), `'-'` + a line removed (found),
+    /// `'+'` + a line added. One text, not two vectors of lines: a 20 MB
+    /// reply of small lines would pay an allocation per line, and kept
+    /// lines would be held twice.
+    pub lines: String,
+    /// 1-based line where the writer saw the old lines start (a diff's
+    /// `@@ -l`): it chooses among several matches, never excludes one.
     pub line: Option<u32>,
     /// A line found first; the hunk is then found after it
     /// (apply_patch's `@@ def f():`).
@@ -284,25 +286,78 @@ pub struct Hunk {
 }
 
 impl Hunk {
-    /// A hunk of these lines (without line ends), nothing else set.
-    pub fn of_lines<S: AsRef<str>>(old: &[S], new: &[S]) -> Hunk {
+    /// An empty hunk, nothing else set.
+    pub fn new() -> Hunk {
         Hunk {
-            old: joined(old),
-            new: joined(new),
+            lines: String::new(),
             line: None,
             anchor: None,
             at_end: false,
         }
     }
 
-    /// The lines to find, without their line ends.
-    pub fn old_lines(&self) -> Vec<&str> {
-        self.old.split_terminator('\n').collect()
+    /// A hunk that removes `old` and adds `new` (lines without line ends).
+    pub fn of_lines<S: AsRef<str>>(old: &[S], new: &[S]) -> Hunk {
+        let mut hunk = Hunk::new();
+        let size: usize = old.iter().chain(new).map(|l| l.as_ref().len() + 2).sum();
+        hunk.lines.reserve_exact(size);
+        for l in old {
+            hunk.push('-', l.as_ref());
+        }
+        for l in new {
+            hunk.push('+', l.as_ref());
+        }
+        hunk
     }
 
-    /// The new lines, without their line ends.
+    /// Adds a line: `' '` kept, `'-'` removed, `'+'` added.
+    pub fn push(&mut self, tag: char, line: &str) {
+        self.lines.push(tag);
+        self.lines.push_str(line);
+        self.lines.push('\n');
+    }
+
+    /// The lines to find (kept and removed), without their line ends.
+    pub fn old_lines(&self) -> Vec<&str> {
+        self.tagged(['-', ' '])
+    }
+
+    /// The lines that replace them (kept and added).
     pub fn new_lines(&self) -> Vec<&str> {
-        self.new.split_terminator('\n').collect()
+        self.tagged(['+', ' '])
+    }
+
+    /// Whether the hunk has no line at all.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    fn tagged(&self, tags: [char; 2]) -> Vec<&str> {
+        self.lines
+            .split_terminator('\n')
+            .filter_map(|l| {
+                let tag = l.chars().next()?;
+                tags.contains(&tag).then(|| &l[tag.len_utf8()..])
+            })
+            .collect()
+    }
+}
+
+impl PartialEq for Hunk {
+    fn eq(&self, other: &Hunk) -> bool {
+        self.old_lines() == other.old_lines()
+            && self.new_lines() == other.new_lines()
+            && self.line == other.line
+            && self.anchor == other.anchor
+            && self.at_end == other.at_end
+    }
+}
+
+impl Eq for Hunk {}
+
+impl Default for Hunk {
+    fn default() -> Hunk {
+        Hunk::new()
     }
 }
 

@@ -268,8 +268,10 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
             ),
         ));
     }
-    let mut old = String::new();
-    let mut new = String::new();
+    let mut hunk = Hunk {
+        line: start,
+        ..Hunk::new()
+    };
     // Blank lines seen but not yet known to be context.
     let mut blanks = 0;
     let mut last_side = ' ';
@@ -282,7 +284,9 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
                 continue;
             }
             Some(b' ') => (' ', &t[1..]),
-            Some(b'+') if !t.starts_with("+++ ") || blanks > 0 || !old.is_empty() => ('+', &t[1..]),
+            Some(b'+') if !t.starts_with("+++ ") || blanks > 0 || !hunk.is_empty() => {
+                ('+', &t[1..])
+            }
             Some(b'-') if !(t.starts_with("--- ") && is_header_pair(lines)) => ('-', &t[1..]),
             Some(b'\\') => {
                 // `\ No newline at end of file` belongs to the line before.
@@ -300,47 +304,30 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
             _ => break,
         };
         for _ in 0..blanks {
-            old.push('\n');
-            new.push('\n');
+            hunk.push(' ', "");
         }
         blanks = 0;
         // Only the last line of a file can lack its line end: a marker
         // seen before more lines is cancelled by them.
         match side {
-            '-' => {
-                s.no_newline_old = false;
-                old.push_str(body);
-                old.push('\n');
-            }
-            '+' => {
-                s.no_newline_new = false;
-                new.push_str(body);
-                new.push('\n');
-            }
+            '-' => s.no_newline_old = false,
+            '+' => s.no_newline_new = false,
             _ => {
                 s.no_newline_old = false;
                 s.no_newline_new = false;
-                old.push_str(body);
-                old.push('\n');
-                new.push_str(body);
-                new.push('\n');
             }
         }
+        hunk.push(side, body);
         last_side = side;
         lines.next();
     }
-    if old.is_empty() && new.is_empty() {
+    if hunk.is_empty() {
         s.problems
             .push((at.number, "the hunk has no lines".to_string()));
         return;
     }
-    s.hunks.push(Hunk {
-        old,
-        new,
-        line: start,
-        anchor: None,
-        at_end: false,
-    });
+    hunk.lines.shrink_to_fit();
+    s.hunks.push(hunk);
 }
 
 /// Whether the `---` line at the front of `lines` is followed by a `+++`
@@ -390,7 +377,12 @@ impl Reader<'_> {
             None
         } else if creates {
             new_path.clone().map(|path| {
-                let mut content: String = s.hunks.iter().map(|h| h.new.as_str()).collect();
+                let mut content: String = s
+                    .hunks
+                    .iter()
+                    .flat_map(|h| h.new_lines())
+                    .flat_map(|l| [l, "\n"])
+                    .collect();
                 if final_newline == Some(false) {
                     content.pop();
                 }
@@ -517,8 +509,7 @@ mod tests {
             [Some(Action::Edit {
                 path: "src/a.py".into(),
                 hunks: vec![Hunk {
-                    old: "def f():\n    return 1\n\ndef g():\n".into(),
-                    new: "def f():\n    return 2\n\ndef g():\n".into(),
+                    lines: " def f():\n-    return 1\n+    return 2\n \n def g():\n".into(),
                     line: Some(1),
                     anchor: None,
                     at_end: false,
@@ -567,8 +558,8 @@ mod tests {
         let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
             panic!();
         };
-        assert_eq!(hunks[0].old, "-- rule\nkeep\n");
-        assert_eq!(hunks[0].new, "keep\n");
+        assert_eq!(hunks[0].old_lines(), ["-- rule", "keep"]);
+        assert_eq!(hunks[0].new_lines(), ["keep"]);
     }
 
     #[test]

@@ -1164,8 +1164,6 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
                 return Err(bad());
             };
             Ok(crate::plan::Hunk {
-                old: crate::plan::joined(&lines(m.get("old"))?),
-                new: crate::plan::joined(&lines(m.get("new"))?),
                 line: match m.get("line") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(
@@ -1180,6 +1178,7 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
                     Some(_) => return Err("a hunk's \"anchor\" must be a string".to_string()),
                 },
                 at_end: matches!(m.get("at_end"), Some(Value::Bool(true))),
+                ..crate::plan::Hunk::of_lines(&lines(m.get("old"))?, &lines(m.get("new"))?)
             })
         })
         .collect()

@@ -488,18 +488,10 @@ impl<'t> Reader<'t> {
             if let Some(chunk) = self.section.as_mut().and_then(|s| s.chunk.as_mut()) {
                 let hunk = &mut chunk.hunk;
                 match first {
-                    // Lines are held as one text per side, each ending
-                    // with `\n` (plan::Hunk).
-                    None => {
-                        hunk.old.push('\n');
-                        hunk.new.push('\n');
-                    }
-                    Some(b' ') => {
-                        push_line(&mut hunk.old, &text[1..]);
-                        push_line(&mut hunk.new, &text[1..]);
-                    }
-                    Some(b'-') => push_line(&mut hunk.old, &text[1..]),
-                    Some(b'+') => push_line(&mut hunk.new, &text[1..]),
+                    None => hunk.push(' ', ""),
+                    Some(b' ') => hunk.push(' ', &text[1..]),
+                    Some(b'-') => hunk.push('-', &text[1..]),
+                    Some(b'+') => hunk.push('+', &text[1..]),
                     _ if read == 0 => {
                         let message = if Marker::of(text).is_some() {
                             "@@ with no hunk lines after it".to_string()
@@ -592,11 +584,8 @@ impl<'t> Reader<'t> {
         if let Some(section) = &mut self.section {
             section.chunk = Some(Chunk {
                 hunk: Hunk {
-                    old: String::new(),
-                    new: String::new(),
-                    line: None,
                     anchor,
-                    at_end: false,
+                    ..Hunk::new()
                 },
                 lines: 0,
                 at,
@@ -865,14 +854,8 @@ fn diagnostic(at: Pos, kind: DiagnosticKind, message: String, hint: &str) -> Dia
 
 /// A read hunk without the spare room its lists grew (a large reply has
 /// hundreds of thousands of hunk lines, and all of them are kept).
-fn push_line(text: &mut String, line: &str) {
-    text.push_str(line);
-    text.push('\n');
-}
-
 fn sealed(mut hunk: Hunk) -> Hunk {
-    hunk.old.shrink_to_fit();
-    hunk.new.shrink_to_fit();
+    hunk.lines.shrink_to_fit();
     hunk
 }
 
