@@ -25,6 +25,9 @@ const SHAM_GUIDE: &str = include_str!("prompt-sham.md");
 /// The guide to TELT blocks.
 const TELT_GUIDE: &str = include_str!("prompt-telt.md");
 
+/// The guide to unified diffs.
+const DIFF_GUIDE: &str = include_str!("prompt-diff.md");
+
 /// The guide to Codex's apply_patch format.
 const PATCH_GUIDE: &str = include_str!("prompt-patch.md");
 
@@ -64,13 +67,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Sham => SHAM_GUIDE.to_string(),
         Syntax::Telt => TELT_GUIDE.to_string(),
         Syntax::Patch => PATCH_GUIDE.to_string(),
-        other => {
-            return Err(CliError::new(format!(
-                "git-clada does not read the {} syntax yet, so it has no guide for it",
-                other.title()
-            ))
-            .hint(format!("use one of: {}", Syntax::read_names())));
-        }
+        Syntax::Diff => DIFF_GUIDE.to_string(),
     };
     write_stdout(|out| out.write_all(guide.as_bytes()))?;
     Ok(Outcome::Success)
@@ -266,5 +263,21 @@ mod tests {
         );
         assert_eq!(auto.syntax, crate::syntax::Syntax::Patch);
         assert!(auto.diagnostics.is_empty(), "{:?}", auto.diagnostics);
+    }
+
+    /// The diff guide is a clean diff reply: an edit and a new file.
+    #[test]
+    fn diff_guide_example_reads_without_any_diagnostic() {
+        let parsed = crate::syntax::diff::parse(super::DIFF_GUIDE);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(kinds, ["EDIT", "WRITE"]);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+        let auto = crate::syntax::parse(
+            super::DIFF_GUIDE.as_bytes(),
+            crate::syntax::Choice::Auto,
+            &crate::csl::Delimiters::default(),
+        );
+        assert_eq!(auto.syntax, crate::syntax::Syntax::Diff);
     }
 }

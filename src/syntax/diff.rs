@@ -407,7 +407,11 @@ impl Reader<'_> {
             })
         } else {
             match (&old_path, &new_path) {
-                (Some(from), Some(to)) if from != to || s.rename_to.is_some() => {
+                // Only git's rename lines move a file: `diff -u a.orig a`
+                // names the file twice, and the new name is the file.
+                (Some(from), Some(to))
+                    if s.rename_from.is_some() && s.rename_to.is_some() && from != to =>
+                {
                     let mut ops = Vec::new();
                     let sub = |n: u32| TaskId {
                         top: task.top,

@@ -271,7 +271,8 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     };
     for block in foreign {
         let title = block.syntax.title();
-        let article = if title.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']) {
+        // "an apply_patch block", "a unified diff block".
+        let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
             "an"
         } else {
             "a"
