@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Generate a large, realistic unified diff reply for `bench/parse.sh`.
+
+Usage: gen_diff.py SIZE SEED OUTPUT
+
+Deterministic for a given size and seed. What models and `git diff` write:
+prose between ```diff fences, git headers (index lines, new and deleted
+files, renames), plain `---`/`+++` sections, several hunks per file with
+three context lines, blank context lines written without their space, and
+code of varied line lengths (some very long minified lines), tabs, quotes,
+non-ASCII text and a few CRLF files. Nothing in it is an error.
+"""
+
+import random
+import sys
+
+WORDS = (
+    "the parser reads each line once and decides whether it is a marker or "
+    "content this change moves the configuration loader into its own module "
+    "so that tests can build it without touching the file system café naïve"
+).split()
+
+
+def prose(rng):
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40))).capitalize() + "."
+
+
+def code_line(rng):
+    kind = rng.random()
+    if kind < 0.02:
+        return "var a=" + "".join(rng.choice("abcdef0123456789(){};,.+") for _ in range(rng.randint(500, 3000)))
+    if kind < 0.2:
+        return "\tif err != nil { return fmt.Errorf(\"read %s: %w\", path, err) }"
+    if kind < 0.25:
+        return ""
+    indent = " " * (4 * rng.randint(0, 3))
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+    return f'{indent}value = "{words}"  # \\n keeps \'quotes\''
+
+
+def context(rng):
+    line = code_line(rng)
+    # Models often drop the space of a blank context line.
+    return "" if line == "" and rng.random() < 0.5 else " " + line
+
+
+def file_section(rng, n):
+    path = f"src/module_{n % 997}/file_{n}.py"
+    kind = rng.random()
+    out = []
+    if kind < 0.05:
+        out += [f"diff --git a/{path} b/{path}", "new file mode 100644", "--- /dev/null", f"+++ b/{path}"]
+        lines = [code_line(rng) for _ in range(rng.randint(5, 60))]
+        out.append(f"@@ -0,0 +1,{len(lines)} @@")
+        out += ["+" + l for l in lines]
+        return out
+    if kind < 0.08:
+        return [f"diff --git a/{path} b/{path}", "deleted file mode 100644", f"--- a/{path}", "+++ /dev/null", "@@ -1,2 +0,0 @@", "-a", "-b"]
+    if kind < 0.5:
+        out += [f"diff --git a/{path} b/{path}", f"index {rng.getrandbits(28):07x}..{rng.getrandbits(28):07x} 100644"]
+    out += [f"--- a/{path}", f"+++ b/{path}"]
+    line = 1
+    for _ in range(rng.randint(1, 5)):
+        line += rng.randint(5, 200)
+        before = [context(rng) for _ in range(3)]
+        removed = ["-" + code_line(rng) for _ in range(rng.randint(0, 6))]
+        added = ["+" + code_line(rng) for _ in range(rng.randint(1, 8))]
+        after = [context(rng) for _ in range(3)]
+        out.append(f"@@ -{line},{6 + len(removed)} +{line},{6 + len(added)} @@")
+        out += before + removed + added + after
+    return out
+
+
+def main():
+    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    rng = random.Random(seed)
+    parts, total, n = [], 0, 0
+    while total < size:
+        text = prose(rng) + "\n\n```diff\n"
+        for _ in range(rng.randint(1, 4)):
+            n += 1
+            lines = file_section(rng, n)
+            ending = "\r\n" if rng.random() < 0.03 else "\n"
+            text += ending.join(lines) + ending
+        text += "```\n\n"
+        parts.append(text)
+        total += len(text.encode())
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("".join(parts))
+
+
+if __name__ == "__main__":
+    main()
