@@ -2,7 +2,11 @@
 """Time `git clada apply`, `git apply --index + git commit` and `git status`
 on one benchmark repository made by gen_repo.py, in alternating rounds.
 
-Usage: apply_runs.py DIR CLADA_BIN WARMUP RUNS
+Usage: apply_runs.py DIR CLADA_BIN WARMUP RUNS [REPLY]
+
+REPLY (default reply.md) is the file clada applies: p.diff makes clada
+apply the very patch git applies (bench/apply_diff.sh); then only the
+clada and patch scenarios run.
 
 DIR holds repo/, reply.md, p.diff and state.json (see gen_repo.py). Each
 round runs every scenario once, in an order that rotates from round to
@@ -42,8 +46,9 @@ from measure import run_once  # noqa: E402
 
 def main():
     d, clada, warmup, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    reply_name = sys.argv[5] if len(sys.argv) > 5 else "reply.md"
     repo = BenchRepo(d, "apply_runs.py")
-    reply, patch = repo.path("reply.md"), repo.path("p.diff")
+    reply, patch = repo.path(reply_name), repo.path("p.diff")
     gitbin = shutil.which("git")
 
     def run_clada():
@@ -74,7 +79,9 @@ def main():
         return t1 + t2
 
     scenarios = [("clada", run_clada), ("patch", run_patch), ("status", run_status)]
-    if repo.tree_ops:
+    if reply_name != "reply.md":
+        scenarios = scenarios[:2]
+    elif repo.tree_ops:
         scenarios += [("clada_ops", run_clada_ops), ("patch_ops", run_patch_ops)]
     ms = {name: [] for name, _ in scenarios}
     for i in range(warmup + runs):

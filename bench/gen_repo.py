@@ -2,7 +2,7 @@
 """Generate a synthetic repository, a reply and the same change as a patch,
 for benchmarking `git clada apply` (bench/apply.sh).
 
-Usage: gen_repo.py OUTDIR --files N [--seed N] [--edits N]
+Usage: gen_repo.py OUTDIR --files N [--seed N] [--edits N] [--hunks K]
 
 Creates, in OUTDIR (which must not exist yet):
   repo/       a git repository on branch main with exactly N tracked files in
@@ -264,6 +264,9 @@ def main():
     ap.add_argument("--files", type=int, required=True)
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--edits", type=int, default=10)
+    # Edits per file: K functions each, far enough apart that `git diff`
+    # makes K hunks of the file (bench/apply_diff.sh: 200 files x 5).
+    ap.add_argument("--hunks", type=int, default=1)
     args = ap.parse_args()
     out = os.path.abspath(args.outdir)
     repo = os.path.join(out, "repo")
@@ -311,9 +314,25 @@ def main():
     # three lines (its signature is unique in the repository) with a changed
     # version and one added line.
     r = random.Random(args.seed + 1)
+    def signature_rows(p):
+        return [i for i, l in enumerate(contents[p].split("\n"))
+                if l.startswith(("pub fn ", "def ", "export async function ", "func (s *Server) ", "static int "))]
+
+    def sites(p):
+        """K signature rows at least 10 lines apart, spread over the file."""
+        rows = signature_rows(p)
+        picked = []
+        for i in rows[len(rows) // 2:] + rows[:len(rows) // 2]:
+            if all(abs(i - j) >= 10 for j in picked):
+                picked.append(i)
+            if len(picked) == args.hunks:
+                break
+        return sorted(picked) if len(picked) == args.hunks else None
+
     candidates = [p for p in paths if p != ".gitignore"
                   and kind_of[p.rsplit(".", 1)[1]] in CODE_KINDS
-                  and 1000 <= len(contents[p].encode()) <= 40000]
+                  and 1000 <= len(contents[p].encode()) <= 40000
+                  and (args.hunks == 1 or sites(p) is not None)]
     r.shuffle(candidates)
     chosen, tops = [], set()
     for strict in (True, False):
@@ -330,21 +349,22 @@ def main():
     ops = []
     for p in chosen:
         lines = contents[p].split("\n")
-        sig_rows = [i for i, l in enumerate(lines)
-                    if l.startswith(("pub fn ", "def ", "export async function ", "func (s *Server) ", "static int "))]
-        i = sig_rows[len(sig_rows) // 2]
-        if lines[i].startswith("static int "):
-            i += 1  # C: the "{" line follows the signature
-        search = lines[i - (1 if lines[i] == "{" else 0): i + 3]
-        assert contents[p].count("\n".join(search) + "\n") == 1, p
-        ind = "\t" if p.endswith(".go") else "    "
-        replace = [search[0], *search[1:-1], ind + "// Checked by the caller since the last change.", search[-1]]
-        replace = [l.replace("Error", "Error /* v2 */", 1) if j == 0 else l for j, l in enumerate(replace)]
-        reply += [f"Update `{p}`:", "", f'<---SEARCH file="{p}"--->', *search,
-                  "<---REPLACE--->", *replace, "<---END--->", ""]
-        ops.append({"op": "search", "path": p, "search": "\n".join(search),
-                    "replace": "\n".join(replace)})
-        new = contents[p].replace("\n".join(search) + "\n", "\n".join(replace) + "\n", 1)
+        sig_rows = signature_rows(p)
+        rows = [sig_rows[len(sig_rows) // 2]] if args.hunks == 1 else sites(p)
+        new = contents[p]
+        for i in rows:
+            if lines[i].startswith("static int "):
+                i += 1  # C: the "{" line follows the signature
+            search = lines[i - (1 if lines[i] == "{" else 0): i + 3]
+            assert contents[p].count("\n".join(search) + "\n") == 1, p
+            ind = "\t" if p.endswith(".go") else "    "
+            replace = [search[0], *search[1:-1], ind + "// Checked by the caller since the last change.", search[-1]]
+            replace = [l.replace("Error", "Error /* v2 */", 1) if j == 0 else l for j, l in enumerate(replace)]
+            reply += [f"Update `{p}`:", "", f'<---SEARCH file="{p}"--->', *search,
+                      "<---REPLACE--->", *replace, "<---END--->", ""]
+            ops.append({"op": "search", "path": p, "search": "\n".join(search),
+                        "replace": "\n".join(replace)})
+            new = new.replace("\n".join(search) + "\n", "\n".join(replace) + "\n", 1)
         with open(os.path.join(repo, p), "w", encoding="utf-8", newline="\n") as f:
             f.write(new)
     with open(os.path.join(out, "reply.md"), "w", encoding="utf-8", newline="\n") as f:

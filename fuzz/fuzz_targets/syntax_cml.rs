@@ -18,7 +18,7 @@ fuzz_target!(|reply: &[u8]| {
     for d in &parsed.diagnostics {
         let _ = diagnostic::render(d, &parsed.source, "fuzz");
     }
-    let _ = clada::transaction::tasks_of(&parsed, false);
+    let _ = clada::transaction::tasks_of(&parsed, false, None);
     let json = serde_json::to_string(&parsed).expect("parse output serialises");
     let again = syntax::parse(json.as_bytes(), Choice::Only(Syntax::Json), &delims);
     if !parsed.has_fatal() {
