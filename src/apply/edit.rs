@@ -88,6 +88,10 @@ pub enum EditError {
         lines: Vec<u32>,
         step: Step,
     },
+    /// Two hunks found on the same lines (the later one's at `line`).
+    Overlap {
+        line: u32,
+    },
     TooLarge {
         size: usize,
         max: usize,
@@ -203,8 +207,20 @@ pub fn edit(
                 });
             }
         };
-        if let Some(hint) = hunk.line {
-            shift = f.start as i64 + 1 - i64::from(hint);
+        // How far this hunk was from its line number moves the later
+        // hunks' numbers: measured where its first old line was found
+        // (past blank lines a looser step dropped). An added-only hunk
+        // stands where its number says: it moves nothing.
+        if let Some(hint) = hunk.line
+            && f.len > 0
+        {
+            let dropped = match f.step {
+                Step::LeadingBlank | Step::LeadingBlankIndent => {
+                    old.iter().take_while(|l| l.trim().is_empty()).count() as i64
+                }
+                _ => 0,
+            };
+            shift = f.start as i64 - dropped + 1 - i64::from(hint);
         }
         cursor = f.next.unwrap_or(f.start + f.len);
         found.push(f);
@@ -226,6 +242,16 @@ pub fn edit(
     // In file order for the splice (a stable sort keeps additions at one
     // place in the reply's order).
     found.sort_by_key(|f| f.start);
+    // Hunks located one by one may still claim the same lines (an
+    // end-of-file hunk is looked for at the end whatever came before):
+    // an error, never a guess at which one wins.
+    for pair in found.windows(2) {
+        if pair[1].start < pair[0].start + pair[0].len {
+            return Err(EditError::Overlap {
+                line: pair[1].start as u32 + 1,
+            });
+        }
+    }
     let bytes = splice(&text, &lines, &found, final_newline);
     if bytes.len() > max_size {
         return Err(EditError::TooLarge {
@@ -698,6 +724,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.bytes, b"a\nc\n");
+    }
+
+    #[test]
+    fn added_only_hunks_do_not_shift_the_hunks_after_them() {
+        // diff -U0: insert X after line 1 and Y after line 3.
+        let mut x = hunk(&[], &["X"]);
+        x.line = Some(1);
+        let mut y = hunk(&[], &["Y"]);
+        y.line = Some(3);
+        let (out, _) = run("a\nb\nc\nd\n", &[x, y], Locate::Unique).unwrap();
+        assert_eq!(out, "a\nX\nb\nc\nY\nd\n");
+    }
+
+    #[test]
+    fn hunks_on_the_same_lines_are_refused() {
+        let mut end = hunk(&["b", "c"], &["X"]);
+        end.at_end = true;
+        let err = run(
+            "a\nb\nc\n",
+            &[hunk(&["b"], &["B"]), end],
+            Locate::Sequential,
+        )
+        .unwrap_err();
+        assert_eq!(err, EditError::Overlap { line: 2 });
     }
 
     #[test]

@@ -676,6 +676,12 @@ fn run_edit<F: Files>(
                     "the file is not UTF-8 text; an edit of lines needs UTF-8 text".to_string(),
                     vec!["write the whole file instead".to_string()],
                 ),
+                EditError::Overlap { line } => (
+                    format!(
+                        "two hunks are on the same lines of the file (line {line}); nothing was changed"
+                    ),
+                    vec!["send the change of those lines as one hunk".to_string()],
+                ),
                 EditError::TooLarge { size, max } => (
                     format!("the edit would make the file {size} bytes; the limit is {max} bytes"),
                     Vec::new(),

@@ -139,6 +139,8 @@ struct Block {
     task: TaskId,
     line: u32,
     path: Option<String>,
+    /// Why it cannot run, with lines (also diagnostics).
+    reasons: Vec<(u32, String)>,
 }
 
 struct Reader<'t> {
@@ -247,6 +249,7 @@ impl<'t> Reader<'t> {
             task,
             line: line.number,
             path,
+            reasons: Vec::new(),
         });
         // The task's number is taken even if the block turns out broken.
         let mut placeholder = Draft::invalid(task, line.number, OpKind::Edit, String::new());
@@ -333,12 +336,7 @@ impl<'t> Reader<'t> {
             return;
         };
         let index = block.task.top as usize - 1;
-        let reasons: Vec<(u32, String)> = self
-            .diagnostics
-            .iter()
-            .filter(|d| d.task == Some(block.task))
-            .map(|d| (d.line, d.message.clone()))
-            .collect();
+        let reasons = block.reasons;
         let mut draft = Draft::invalid(block.task, block.line, OpKind::Edit, String::new());
         draft.invalid = if reasons.is_empty() {
             vec![(block.line, "the block is incomplete".to_string())]
@@ -360,9 +358,10 @@ impl<'t> Reader<'t> {
 
     fn fault(&mut self, line: u32, kind: DiagnosticKind, message: String, hint: &str) {
         let mut d = super::warning(self.text, line, kind, message, Some(hint.to_string()));
-        if let Some(block) = &self.block {
+        if let Some(block) = &mut self.block {
             d.task = Some(block.task);
             d.operation = Some(OpKind::Edit);
+            block.reasons.push((line, d.message.clone()));
         }
         self.diagnostics.push(d);
     }

@@ -240,6 +240,12 @@ fn unquote(name: &str) -> String {
 /// The old start line of `@@ -l[,n] +l[,n] @@`, and whether the header
 /// is well-formed.
 fn hunk_start(header: &str) -> Option<u32> {
+    hunk_header(header).map(|(start, _)| start)
+}
+
+/// `@@ -l[,n] +l[,m] @@`: the old start line, and the two counts (a
+/// missing count is 1).
+fn hunk_header(header: &str) -> Option<(u32, (usize, usize))> {
     let rest = header.strip_prefix("@@ -")?;
     let end = rest.find(|c: char| !(c.is_ascii_digit() || c == ','))?;
     let old = &rest[..end];
@@ -250,7 +256,14 @@ fn hunk_start(header: &str) -> Option<u32> {
     if end == 0 || !rest[end..].starts_with(" @@") {
         return None;
     }
-    old.split(',').next()?.parse().ok()
+    let count = |range: &str| -> Option<usize> {
+        match range.split_once(',') {
+            Some((_, n)) => n.parse().ok(),
+            None => Some(1),
+        }
+    };
+    let start = old.split(',').next()?.parse().ok()?;
+    Some((start, (count(old)?, count(&rest[..end])?)))
 }
 
 /// Reads a hunk's lines after its `@@` header (`at`): context, removed
@@ -275,8 +288,16 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
     // Blank lines seen but not yet known to be context.
     let mut blanks = 0;
     let mut last_side = ' ';
+    // The header's counts end the hunk where they add up and the next line
+    // is blank or `-- ` (git format-patch's signature): a line after that
+    // is not the hunk's. Where they do not add up, the lines decide.
+    let counts = hunk_header(at.text).map(|(_, counts)| counts);
+    let (mut old_seen, mut new_seen) = (0, 0);
     while let Some(next) = lines.peek() {
         let t = next.text;
+        if counts == Some((old_seen, new_seen)) && blanks == 0 && (t.is_empty() || t == "-- ") {
+            break;
+        }
         let (side, body) = match t.as_bytes().first() {
             None => {
                 blanks += 1;
@@ -306,6 +327,8 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
         for _ in 0..blanks {
             hunk.push(' ', "");
         }
+        old_seen += blanks + usize::from(side != '+');
+        new_seen += blanks + usize::from(side != '-');
         blanks = 0;
         // Only the last line of a file can lack its line end: a marker
         // seen before more lines is cancelled by them.
@@ -564,6 +587,22 @@ mod tests {
         };
         assert_eq!(hunks[0].old_lines(), ["-- rule", "keep"]);
         assert_eq!(hunks[0].new_lines(), ["keep"]);
+    }
+
+    #[test]
+    fn counts_that_add_up_end_the_hunk_before_a_signature_or_blank_line() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n-- \n2.43.0\n";
+        let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
+            panic!();
+        };
+        assert_eq!(hunks[0].old_lines(), ["a", "b"]);
+        // Counts that do not add up: the lines decide.
+        let text = "--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n a\n-b\n+c\n";
+        let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
+            panic!();
+        };
+        assert_eq!(hunks[0].old_lines(), ["a", "b"]);
+        assert_eq!(hunks[0].new_lines(), ["a", "c"]);
     }
 
     #[test]

@@ -1149,10 +1149,18 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
     };
     let lines = |v: Option<&Value>| -> Result<Vec<String>, String> {
         match v {
+            // A string holding line breaks is that many lines.
             Some(Value::Array(lines)) => lines
                 .iter()
-                .map(|l| l.as_str().map(str::to_owned))
+                .map(|l| {
+                    l.as_str().map(|l| {
+                        l.split('\n')
+                            .map(|part| part.strip_suffix('\r').unwrap_or(part).to_owned())
+                            .collect::<Vec<_>>()
+                    })
+                })
                 .collect::<Option<Vec<_>>>()
+                .map(|lines| lines.concat())
                 .ok_or_else(bad),
             _ => Err(bad()),
         }

@@ -355,9 +355,31 @@ pub fn line_start(text: &str, line: u32) -> usize {
     if line <= 1 {
         return 0;
     }
-    memchr::memchr_iter(b'\n', text.as_bytes())
-        .nth(line as usize - 2)
-        .map_or(text.len(), |n| n + 1)
+    // Front ends ask for lines in increasing order, one per diagnostic: a
+    // reply of a million broken blocks must not be read from its start a
+    // million times. The last answer (for this text) is where the next
+    // search starts when it asks for a later line.
+    thread_local! {
+        static LAST: std::cell::Cell<(usize, usize, u32, usize)> =
+            const { std::cell::Cell::new((0, 0, 0, 0)) };
+    }
+    let key = (text.as_ptr() as usize, text.len());
+    let (ptr, len, known_line, known_start) = LAST.get();
+    let (mut from_line, mut from) = (1, 0);
+    if (ptr, len) == key && known_line <= line && known_line > 1 {
+        (from_line, from) = (known_line, known_start);
+    }
+    let start = if from_line == line {
+        from
+    } else {
+        memchr::memchr_iter(b'\n', &text.as_bytes()[from..])
+            .nth((line - from_line) as usize - 1)
+            .map_or(text.len(), |n| from + n + 1)
+    };
+    if start < text.len() {
+        LAST.set((key.0, key.1, line, start));
+    }
+    start
 }
 
 /// 1-based line of byte `offset` in `text`.
@@ -383,5 +405,27 @@ impl serde::Serialize for Parsed<'_> {
         }
         map.serialize_entry("diagnostics", &self.diagnostics)?;
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn line_starts_asked_in_any_order_are_right() {
+        let text = "a\nbb\n\nccc\nd";
+        let want = [0, 2, 5, 6, 10, 11, 11];
+        for order in [
+            [1u32, 2, 3, 4, 5, 6, 7],
+            [7, 6, 5, 4, 3, 2, 1],
+            [3, 1, 5, 2, 7, 4, 6],
+        ] {
+            for line in order {
+                assert_eq!(
+                    super::line_start(text, line),
+                    want[line as usize - 1],
+                    "line {line}"
+                );
+            }
+        }
     }
 }

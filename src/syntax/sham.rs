@@ -350,8 +350,12 @@ impl<'t> Reader<'t> {
     fn calls(&mut self, open: &Line<'t>, keys: Vec<Key<'t>>, block: &mut BlockRead<'t>) {
         let mut action: Option<(&'t str, &Line<'t>, usize)> = None;
         let mut params: Vec<Param<'t>> = Vec::with_capacity(keys.len());
+        // Where each key was first given: one lookup per key, however many.
+        let mut first_of: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(keys.len());
         for (i, (key, line, at, value)) in keys.iter().enumerate() {
-            if let Some((_, first, ..)) = keys[..i].iter().find(|(k, ..)| k == key) {
+            let first = *first_of.entry(key).or_insert(i);
+            if let Some((_, first, ..)) = (first != i).then(|| &keys[first]) {
                 block.problems.push(Self::problem(
                     line,
                     line.start,

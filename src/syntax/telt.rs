@@ -143,6 +143,9 @@ struct Open<'t> {
     /// The parameter whose value is being read: its index in
     /// `call.params`, and where the value starts.
     value: Option<(usize, usize)>,
+    /// Each parameter's index in `call.params`, by name, once there are
+    /// 16 of them (few in any real command: a linear look then).
+    index: std::collections::HashMap<&'t str, usize>,
 }
 
 impl<'t> Reader<'t> {
@@ -270,7 +273,19 @@ impl<'t> Reader<'t> {
                 match current.as_mut() {
                     Some(open_cmd) => {
                         let at = line.start + 2;
-                        let index = match open_cmd.call.params.iter().position(|p| p.name == name) {
+                        // Parameters are few in any real command; the
+                        // index keeps a hostile one with thousands linear.
+                        let found = if open_cmd.call.params.len() < 16 {
+                            open_cmd.call.params.iter().position(|p| p.name == name)
+                        } else {
+                            if open_cmd.index.is_empty() {
+                                for (i, p) in open_cmd.call.params.iter().enumerate() {
+                                    open_cmd.index.entry(p.name).or_insert(i);
+                                }
+                            }
+                            open_cmd.index.get(name).copied()
+                        };
+                        let index = match found {
                             Some(i) => i,
                             None => {
                                 open_cmd.call.params.push(Param {
@@ -279,7 +294,11 @@ impl<'t> Reader<'t> {
                                     at,
                                     values: Vec::new(),
                                 });
-                                open_cmd.call.params.len() - 1
+                                let i = open_cmd.call.params.len() - 1;
+                                if !open_cmd.index.is_empty() {
+                                    open_cmd.index.insert(name, i);
+                                }
+                                i
                             }
                         };
                         open_cmd.value = Some((index, line.next));
@@ -312,11 +331,16 @@ impl<'t> Reader<'t> {
                         params: Vec::new(),
                     },
                     value: None,
+                    index: std::collections::HashMap::new(),
                 });
                 continue;
             }
             if t.starts_with(OPENER) {
-                if in_value {
+                // An opener with this block's own ID is the next block
+                // (a model reusing the example's ID), never this value's
+                // content: a value cannot hold this ID's delimiters anyway.
+                let own_id = opener(t).is_some_and(|(opened, _)| opened == Some(id));
+                if in_value && !own_id {
                     if fallback.is_none() {
                         fallback = Some((line, false));
                     }
@@ -547,6 +571,24 @@ mod tests {
         assert_eq!(codes, [(DiagnosticKind::IdMismatch, 5)]);
         assert_eq!(drafts.len(), 2);
         assert!(drafts[1].action.is_some());
+    }
+
+    #[test]
+    fn a_missing_end_before_a_block_with_the_same_id_is_reported() {
+        let text = "#!telt [3-char SHA: k4x]\n=== CREATE_FILE ===\n--FILE k4x--\na.txt\n--CONTENT k4x--\nhello\n#!telt [3-char SHA: k4x]\n=== CREATE_FILE ===\n--FILE k4x--\nb.txt\n--CONTENT k4x--\nbye\n--END k4x--\n";
+        let parsed = parse(text);
+        let ok: Vec<bool> = parsed.drafts.iter().map(|d| d.action.is_some()).collect();
+        assert_eq!(ok, [false, true], "{:?}", parsed.drafts);
+        assert!(
+            parsed
+                .diagnostics
+                .iter()
+                .any(|d| d.kind == DiagnosticKind::UnterminatedBlock
+                    && d.line == 7
+                    && d.task.map(|t| t.top) == Some(1)),
+            "{:?}",
+            parsed.diagnostics
+        );
     }
 
     #[test]
