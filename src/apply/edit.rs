@@ -416,10 +416,15 @@ fn unique(
     for (step, old, new) in tries {
         let indent = matches!(step, Step::Indent | Step::LeadingBlankIndent);
         let mut matches: Vec<(usize, Vec<String>)> = Vec::new();
+        // The pattern's indentation, worked out once for every window.
+        let shape = if indent { Shape::of(old) } else { None };
+        if indent && shape.is_none() {
+            continue;
+        }
         if old.len() <= lines.len() {
             for i in cursor..=lines.len() - old.len() {
-                if indent {
-                    if let Some(shifted) = reindent(lines, i, old, new) {
+                if let Some(shape) = &shape {
+                    if let Some(shifted) = reindent(lines, i, old, new, shape) {
                         matches.push((i, shifted));
                     }
                 } else if (0..old.len()).all(|k| lines.line(i + k) == old[k]) {
@@ -466,30 +471,47 @@ fn nearest(matches: &[(usize, Vec<String>)], want: i64) -> Option<(usize, Vec<St
     at.next().is_none().then_some(first)
 }
 
+/// A pattern's indentation: what all its non-blank lines share
+/// (`common`), and its first non-blank line (`k0`) without it (`core0`).
+struct Shape<'p> {
+    common: &'p str,
+    k0: usize,
+    core0: &'p str,
+}
+
+impl<'p> Shape<'p> {
+    fn of(old: &[&'p str]) -> Option<Shape<'p>> {
+        let lead = |l: &str| l.len() - l.trim_start().len();
+        let k0 = old.iter().position(|l| !l.trim().is_empty())?;
+        let first = old[k0];
+        let mut common = &first[..lead(first)];
+        for l in old.iter().filter(|l| !l.trim().is_empty()) {
+            while !l.starts_with(common) {
+                common = &common[..common.len() - common.chars().next_back()?.len_utf8()];
+            }
+        }
+        Some(Shape {
+            common,
+            k0,
+            core0: &first[common.len()..],
+        })
+    }
+}
+
 /// Whether the file's lines from `at` are `old` with one uniform change
 /// of indentation (blank lines match blank lines), and if so `new`
 /// re-indented the same way. An offset of nothing is no looser match.
-fn reindent(lines: &Lines<'_>, at: usize, old: &[&str], new: &[&str]) -> Option<Vec<String>> {
-    let lead = |l: &str| l.len() - l.trim_start().len();
-    // The pattern's common indentation, by bytes of its first non-blank
-    // line that all its non-blank lines share.
-    let non_blank: Vec<&str> = old
-        .iter()
-        .copied()
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let first = non_blank.first()?;
-    let mut common = &first[..lead(first)];
-    for l in &non_blank {
-        while !l.starts_with(common) {
-            common = &common[..common.len() - common.chars().next_back()?.len_utf8()];
-        }
-    }
+/// Most windows are refused on their first non-blank line.
+fn reindent(
+    lines: &Lines<'_>,
+    at: usize,
+    old: &[&str],
+    new: &[&str],
+    shape: &Shape<'_>,
+) -> Option<Vec<String>> {
+    let Shape { common, k0, core0 } = *shape;
     // The file's indentation in its place, from the first non-blank line.
-    let k0 = old.iter().position(|l| !l.trim().is_empty())?;
-    let core0 = &old[k0][common.len()..];
-    let file0 = lines.line(at + k0);
-    let prefix = file0.strip_suffix(core0)?;
+    let prefix = lines.line(at + k0).strip_suffix(core0)?;
     if !prefix.trim().is_empty() || prefix == common {
         return None;
     }
