@@ -29,6 +29,7 @@ use crate::csl::{DiagnosticKind, OpKind, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
 use super::detect::conflict_marker;
+use super::lines::{Line, Lines};
 use super::{Parsed, Syntax};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,34 +53,6 @@ fn marker(line: &str) -> Option<Marker> {
         }
         _ => None,
     }
-}
-
-/// A line of the reply: its text without the line end, and its number.
-#[derive(Debug, Clone, Copy)]
-struct Line<'t> {
-    text: &'t str,
-    number: u32,
-}
-
-fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
-    let mut pos = 0;
-    let mut number = 0;
-    std::iter::from_fn(move || {
-        if pos >= text.len() {
-            return None;
-        }
-        let rest = &text[pos..];
-        let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(n) => (&rest[..n], pos + n + 1),
-            None => (rest, text.len()),
-        };
-        number += 1;
-        pos = next;
-        Some(Line {
-            text: raw.strip_suffix('\r').unwrap_or(raw),
-            number,
-        })
-    })
 }
 
 /// The path a line names, as aider reads one: trimmed, without a trailing
@@ -166,8 +139,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
     };
     let mut state = State::Outside;
     let mut last = 0;
-    for line in lines(text) {
-        last = line.number;
+    for line in Lines::new(text) {
+        last = line.no;
         state = r.line(state, &line);
         r.recent = [r.recent[1], r.recent[2], line.text];
     }
@@ -192,7 +165,7 @@ impl<'t> Reader<'t> {
             (State::Outside, Some(Marker::Replace)) => {
                 let mut d = super::warning(
                     self.text,
-                    line.number,
+                    line.no,
                     DiagnosticKind::StrayMarker,
                     "a REPLACE marker outside a block is ignored".to_string(),
                     Some(
@@ -209,7 +182,7 @@ impl<'t> Reader<'t> {
             (State::Search(old), Some(Marker::Divider)) => State::Replace(old, Vec::new()),
             (State::Search(_), Some(Marker::Replace)) => {
                 self.fault(
-                    line.number,
+                    line.no,
                     DiagnosticKind::MalformedBlock,
                     "the REPLACE marker comes before the ======= line: the block has no replacement part".to_string(),
                     "write the lines to find, then a line =======, then the new lines, then >>>>>>> REPLACE",
@@ -218,7 +191,7 @@ impl<'t> Reader<'t> {
                 State::Outside
             }
             (state @ (State::Search(_) | State::Replace(..)), Some(Marker::Search)) => {
-                self.unterminated(line.number, &state, Some(line.number));
+                self.unterminated(line.no, &state, Some(line.no));
                 self.open(line)
             }
             (State::Search(mut old), _) => {
@@ -247,12 +220,12 @@ impl<'t> Reader<'t> {
         }
         self.block = Some(Block {
             task,
-            line: line.number,
+            line: line.no,
             path,
             reasons: Vec::new(),
         });
         // The task's number is taken even if the block turns out broken.
-        let mut placeholder = Draft::invalid(task, line.number, OpKind::Edit, String::new());
+        let mut placeholder = Draft::invalid(task, line.no, OpKind::Edit, String::new());
         placeholder.invalid.clear();
         self.drafts.push(placeholder);
         State::Search(Vec::new())

@@ -15,41 +15,8 @@ use std::iter::Peekable;
 use crate::csl::{DiagnosticKind, OpKind, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
+use super::lines::{Line, Lines};
 use super::{Parsed, Syntax};
-
-#[derive(Debug, Clone, Copy)]
-struct Line<'t> {
-    text: &'t str,
-    number: u32,
-}
-
-#[derive(Clone)]
-struct Lines<'t> {
-    text: &'t str,
-    pos: usize,
-    number: u32,
-}
-
-impl<'t> Iterator for Lines<'t> {
-    type Item = Line<'t>;
-
-    fn next(&mut self) -> Option<Line<'t>> {
-        if self.pos >= self.text.len() {
-            return None;
-        }
-        let rest = &self.text[self.pos..];
-        let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(n) => (&rest[..n], self.pos + n + 1),
-            None => (rest, self.text.len()),
-        };
-        self.number += 1;
-        self.pos = next;
-        Some(Line {
-            text: raw.strip_suffix('\r').unwrap_or(raw),
-            number: self.number,
-        })
-    }
-}
 
 /// One file of the diff, as read so far.
 #[derive(Debug, Default)]
@@ -88,12 +55,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         diagnostics: Vec::new(),
         drafts: Vec::new(),
     };
-    let mut lines = Lines {
-        text,
-        pos: 0,
-        number: 0,
-    }
-    .peekable();
+    let mut lines = Lines::new(text).peekable();
     let mut section: Option<Section> = None;
     while let Some(line) = lines.next() {
         let t = line.text;
@@ -101,7 +63,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             r.finish(section.take());
             let (old, new) = git_names(names);
             section = Some(Section {
-                line: line.number,
+                line: line.no,
                 git_old: old,
                 git_new: new,
                 ..Section::default()
@@ -117,7 +79,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             if !opened_by_git {
                 r.finish(section.take());
                 section = Some(Section {
-                    line: line.number,
+                    line: line.no,
                     ..Section::default()
                 });
             }
@@ -274,7 +236,7 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
     let start = hunk_start(at.text);
     if start.is_none() {
         s.problems.push((
-            at.number,
+            at.no,
             format!(
                 "the hunk header `{}` is not `@@ -LINE,COUNT +LINE,COUNT @@`",
                 at.text
@@ -346,7 +308,7 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
     }
     if hunk.is_empty() {
         s.problems
-            .push((at.number, "the hunk has no lines".to_string()));
+            .push((at.no, "the hunk has no lines".to_string()));
         return;
     }
     hunk.lines.shrink_to_fit();

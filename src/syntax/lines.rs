@@ -1,5 +1,5 @@
-//! Lines of a reply for the line-based readers (SHAM, TELT): one pass,
-//! `memchr` for line ends, no copy.
+//! Lines of a reply for the line-based readers (SHAM, TELT, replacer,
+//! aider, diff, patch): one pass, `memchr` for line ends, no copy.
 
 /// One line: where it starts, its text without the line break (LF or
 /// CRLF), and where the next line starts.
@@ -40,21 +40,27 @@ impl<'t> Iterator for Lines<'t> {
     type Item = Line<'t>;
 
     fn next(&mut self) -> Option<Line<'t>> {
-        let rest = self.text.get(self.pos..).filter(|r| !r.is_empty())?;
-        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(n) => (&rest[..n], self.pos + n + 1),
-            None => (rest, self.text.len()),
-        };
-        let item = Line {
-            no: self.no,
-            start: self.pos,
-            text: line.strip_suffix('\r').unwrap_or(line),
-            next,
-        };
-        self.pos = next;
+        let item = line_at(self.text, self.pos, self.no)?;
+        self.pos = item.next;
         self.no += 1;
         Some(item)
     }
+}
+
+/// The line of `text` that starts at byte `pos`, numbered `no`; `None`
+/// at the end.
+pub fn line_at(text: &str, pos: usize, no: u32) -> Option<Line<'_>> {
+    let rest = text.get(pos..).filter(|r| !r.is_empty())?;
+    let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+        Some(n) => (&rest[..n], pos + n + 1),
+        None => (rest, text.len()),
+    };
+    Some(Line {
+        no,
+        start: pos,
+        text: line.strip_suffix('\r').unwrap_or(line),
+        next,
+    })
 }
 
 /// The text from `from` up to the line starting at `to`, without the

@@ -30,6 +30,7 @@ use std::borrow::Cow;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
+use super::lines::{Line, line_at};
 use super::{Dropped, Parsed, Syntax};
 
 const BEGIN: &str = "*** Begin Patch";
@@ -87,21 +88,16 @@ impl<'t> Marker<'t> {
     }
 }
 
-/// One line of the reply: where it starts and where the next one starts,
-/// its text without the line end (LF or CRLF: Codex's `str::lines`), its
-/// 1-based number.
-#[derive(Debug, Clone, Copy)]
-struct Line<'t> {
-    start: usize,
-    next: usize,
-    text: &'t str,
-    number: u32,
+/// Lines are `super::lines::Line` (LF or CRLF ended: Codex's
+/// `str::lines`); where one points for a diagnostic.
+trait Place {
+    fn pos(&self) -> Pos;
 }
 
-impl Line<'_> {
+impl Place for Line<'_> {
     fn pos(&self) -> Pos {
         Pos {
-            number: self.number,
+            number: self.no,
             start: self.start,
             end: self.start + self.text.len(),
         }
@@ -114,21 +110,6 @@ struct Pos {
     number: u32,
     start: usize,
     end: usize,
-}
-
-/// The line that starts at byte `pos` of `text`.
-fn line_at(text: &str, pos: usize, number: u32) -> Option<Line<'_>> {
-    let rest = text.get(pos..).filter(|r| !r.is_empty())?;
-    let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-        Some(n) => (&rest[..n], pos + n + 1),
-        None => (rest, text.len()),
-    };
-    Some(Line {
-        start: pos,
-        next,
-        text: raw.strip_suffix('\r').unwrap_or(raw),
-        number,
-    })
 }
 
 /// What kind of file section is being read.
@@ -281,7 +262,7 @@ impl<'t> Reader<'t> {
                     "put every file section between a *** Begin Patch line and an *** End Patch line",
                 );
                 self.dropped.push(Dropped {
-                    line: line.number,
+                    line: line.no,
                     kind: OpKind::Edit,
                     what: "a file section outside a patch".to_string(),
                     reason:
@@ -310,7 +291,7 @@ impl<'t> Reader<'t> {
             "start each file's lines with *** Add File: PATH, *** Delete File: PATH or *** Update File: PATH",
         );
         self.dropped.push(Dropped {
-            line: line.number,
+            line: line.no,
             kind: OpKind::Edit,
             what: "lines outside any file section".to_string(),
             reason: "no *** Add File, *** Delete File or *** Update File line comes before them, so they were not applied"
@@ -779,7 +760,7 @@ impl<'t> Reader<'t> {
         };
         let header = section.header;
         let place = match at {
-            Some(line) => format!("before the *** Begin Patch of line {}", line.number),
+            Some(line) => format!("before the *** Begin Patch of line {}", line.no),
             None => "before the reply ends".to_string(),
         };
         self.refuse(

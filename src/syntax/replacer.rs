@@ -29,6 +29,7 @@ use crate::csl::validate::Count;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
 
+use super::lines::{Line, Lines};
 use super::{Explanation, Parsed, Syntax};
 
 /// The marker lines of the format.
@@ -69,39 +70,6 @@ impl Marker {
             _ => return None,
         })
     }
-}
-
-/// One line of the reply: where it starts, its text without the line end,
-/// its 1-based number.
-#[derive(Debug, Clone, Copy)]
-struct Line<'t> {
-    start: usize,
-    text: &'t str,
-    number: u32,
-}
-
-/// The lines of `text`, LF or CRLF ended.
-fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
-    let mut pos = 0;
-    let mut number = 0;
-    std::iter::from_fn(move || {
-        if pos >= text.len() {
-            return None;
-        }
-        let rest = &text[pos..];
-        let (raw, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(n) => (&rest[..n], pos + n + 1),
-            None => (rest, text.len()),
-        };
-        number += 1;
-        let line = Line {
-            start: pos,
-            text: raw.strip_suffix('\r').unwrap_or(raw),
-            number,
-        };
-        pos = next;
-        Some(line)
-    })
 }
 
 /// Where a section's text runs: from the start of its first line to the
@@ -190,8 +158,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
         state: State::Outside,
     };
     let mut last = 0;
-    for line in lines(text) {
-        last = line.number;
+    for line in Lines::new(text) {
+        last = line.no;
         reader.line(&line);
     }
     reader.finish(last);
@@ -341,7 +309,7 @@ impl<'t> Reader<'t> {
                         "write each explanation just before the <<<FILE>>> block it explains",
                     );
                 }
-                State::Explaining(line.number, Section::new())
+                State::Explaining(line.no, Section::new())
             }
             Marker::File => {
                 self.open_block(line, OpKind::Write);
@@ -386,14 +354,14 @@ impl<'t> Reader<'t> {
         }
         self.block = Some(Block {
             task,
-            line: line.number,
+            line: line.no,
             path: None,
             invalid: Vec::new(),
             kind,
         });
         // Reserve the task's number: a block is a task even if broken.
         self.drafts
-            .push(Draft::invalid(task, line.number, kind, String::new()));
+            .push(Draft::invalid(task, line.no, kind, String::new()));
     }
 
     fn path_line(&mut self, line: &Line<'t>) -> State {
@@ -517,7 +485,7 @@ impl<'t> Reader<'t> {
         };
         let message = format!(
             "the block of line {opened} has no {missing} before line {}: its {what} text runs into the next block, so the block was not applied",
-            line.number
+            line.no
         );
         self.fault(
             line,
@@ -570,7 +538,7 @@ impl<'t> Reader<'t> {
 
     /// A problem that makes the current block invalid, on `line`.
     fn fault(&mut self, line: &Line<'t>, kind: DiagnosticKind, message: String, hint: &str) {
-        self.fault_at(line.number, kind, message, hint);
+        self.fault_at(line.no, kind, message, hint);
     }
 
     fn fault_at(&mut self, line: u32, kind: DiagnosticKind, message: String, hint: &str) {
@@ -602,7 +570,7 @@ impl<'t> Reader<'t> {
         let end = line.start + line.text.len();
         self.diagnostics.push(Diagnostic {
             kind,
-            line: line.number,
+            line: line.no,
             column: 1,
             line_start: line.start,
             span: Span::new(line.start, end),
