@@ -15,6 +15,8 @@ use crate::csl::validate::Count;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
 
+use super::lines::Line;
+
 /// How names are spelled in a syntax: SHAM writes `file_write` and
 /// `old_text`, TELT `FILE_WRITE` and `OLD_TEXT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -847,6 +849,53 @@ pub fn draft(
         })
         .collect();
     Draft::new(task, block.line, OpKind::Tasks, Action::Block(children))
+}
+
+/// A problem on `line`, pointing at byte `at`.
+pub fn problem(
+    line: &Line<'_>,
+    at: usize,
+    kind: DiagnosticKind,
+    message: String,
+    hint: String,
+) -> Problem {
+    Problem {
+        line: line.no,
+        at,
+        kind,
+        message,
+        hint,
+        error_type: None,
+    }
+}
+
+/// An opener off column 1 (`title`: SHAM, TELT) is prose, not a block:
+/// said (with `hint`) and listed among the dropped blocks.
+pub fn indented_opener(
+    text: &str,
+    line: &Line<'_>,
+    title: &str,
+    hint: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+    dropped: &mut Vec<super::Dropped>,
+) {
+    let at = line.start + (line.text.len() - line.text.trim_start().len());
+    let p = problem(
+        line,
+        at,
+        DiagnosticKind::IndentedMarker,
+        format!("a {title} opener off column 1 is not read; this block was not applied"),
+        hint.to_string(),
+    );
+    let mut d = diagnostic(text, &p, TaskId { top: 0, sub: None });
+    d.task = None;
+    diagnostics.push(d);
+    dropped.push(super::Dropped {
+        line: line.no,
+        kind: OpKind::Tasks,
+        what: format!("an indented {title} block"),
+        reason: format!("a {title} opener must start at column 1; this block was not applied"),
+    });
 }
 
 /// The diagnostic of a problem: its line shown from the problem's place.

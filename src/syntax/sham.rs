@@ -22,10 +22,10 @@
 
 use std::borrow::Cow;
 
-use super::actions::{self, BlockRead, Call, Param, Problem, Style};
+use super::actions::{self, BlockRead, Call, Param, Problem, Style, problem};
 use super::lines::{Line, Lines, value_between};
 use super::{Dropped, Parsed, Syntax};
-use crate::csl::{DiagnosticKind, OpKind};
+use crate::csl::DiagnosticKind;
 
 /// The opener's prefix, before the ID.
 const OPENERS: [(&str, Spelling); 3] = [
@@ -135,46 +135,16 @@ impl<'t> Reader<'t> {
         }
     }
 
-    fn problem(
-        line: &Line<'_>,
-        at: usize,
-        kind: DiagnosticKind,
-        message: String,
-        hint: String,
-    ) -> Problem {
-        Problem {
-            line: line.no,
-            at,
-            kind,
-            message,
-            hint,
-            error_type: None,
-        }
-    }
-
     /// An opener off column 1 is prose, not a block: said and listed.
     fn indented(&mut self, line: Line<'t>) {
-        let at = line.start + (line.text.len() - line.text.trim_start().len());
-        let p = Self::problem(
+        actions::indented_opener(
+            self.text,
             &line,
-            at,
-            DiagnosticKind::IndentedMarker,
-            "a SHAM opener off column 1 is not read; this block was not applied".to_string(),
-            "start the #!SHAM line, and every line of the block, at column 1".to_string(),
+            "SHAM",
+            "start the #!SHAM line, and every line of the block, at column 1",
+            &mut self.diagnostics,
+            &mut self.dropped,
         );
-        let task = crate::csl::TaskId {
-            top: self.drafts.len() as u32 + 1,
-            sub: None,
-        };
-        let mut d = actions::diagnostic(self.text, &p, task);
-        d.task = None;
-        self.diagnostics.push(d);
-        self.dropped.push(Dropped {
-            line: line.no,
-            kind: OpKind::Tasks,
-            what: "an indented SHAM block".to_string(),
-            reason: "a SHAM opener must start at column 1; this block was not applied".to_string(),
-        });
     }
 
     fn block(&mut self, open: Line<'t>, spelling: Spelling, id: Option<&'t str>) {
@@ -186,7 +156,7 @@ impl<'t> Reader<'t> {
         let end = match id {
             Some(id) => self.body(&open, spelling, id, &mut block),
             None => {
-                block.problems.push(Self::problem(
+                block.problems.push(problem(
                     &open,
                     open.start,
                     DiagnosticKind::MalformedLine,
@@ -225,7 +195,7 @@ impl<'t> Reader<'t> {
                     break End::Closed;
                 }
                 if let Some(other) = spelling.closer_id(t) {
-                    block.problems.push(Self::problem(
+                    block.problems.push(problem(
                         &line,
                         line.start,
                         DiagnosticKind::IdMismatch,
@@ -255,7 +225,7 @@ impl<'t> Reader<'t> {
                     match quoted(t.get(value_at..).unwrap_or_default()) {
                         Ok(value) => keys.push((key, line, line.start + value_at, Some(value))),
                         Err((offset, message, hint)) => {
-                            block.problems.push(Self::problem(
+                            block.problems.push(problem(
                                 &line,
                                 line.start + value_at + offset,
                                 DiagnosticKind::MalformedValue,
@@ -272,7 +242,7 @@ impl<'t> Reader<'t> {
                             keys.push((key, line, line.start + value_at, Some(value.into())))
                         }
                         Err(stop) => {
-                            block.problems.push(Self::problem(
+                            block.problems.push(problem(
                                 &line,
                                 line.start + value_at,
                                 DiagnosticKind::UnterminatedHeredoc,
@@ -295,7 +265,7 @@ impl<'t> Reader<'t> {
                     }
                 }
                 Some((key, value_at, Value::Bare)) => {
-                    block.problems.push(Self::problem(
+                    block.problems.push(problem(
                         &line,
                         line.start + value_at,
                         DiagnosticKind::MalformedValue,
@@ -304,7 +274,7 @@ impl<'t> Reader<'t> {
                     ));
                     keys.push((key, line, line.start + value_at, None));
                 }
-                None => block.problems.push(Self::problem(
+                None => block.problems.push(problem(
                     &line,
                     line.start,
                     DiagnosticKind::MalformedLine,
@@ -356,7 +326,7 @@ impl<'t> Reader<'t> {
         for (i, (key, line, at, value)) in keys.iter().enumerate() {
             let first = *first_of.entry(key).or_insert(i);
             if let Some((_, first, ..)) = (first != i).then(|| &keys[first]) {
-                block.problems.push(Self::problem(
+                block.problems.push(problem(
                     line,
                     line.start,
                     DiagnosticKind::DuplicateKey,
@@ -372,7 +342,7 @@ impl<'t> Reader<'t> {
                 match value {
                     Some(Cow::Borrowed(name)) => action = Some((name.trim(), line, *at)),
                     None => {}
-                    Some(Cow::Owned(_)) => block.problems.push(Self::problem(
+                    Some(Cow::Owned(_)) => block.problems.push(problem(
                         line,
                         *at,
                         DiagnosticKind::MalformedValue,
@@ -400,7 +370,7 @@ impl<'t> Reader<'t> {
                 .problems
                 .iter()
                 .any(|p| p.kind == DiagnosticKind::MalformedValue) => {}
-            None => block.problems.push(Self::problem(
+            None => block.problems.push(problem(
                 open,
                 open.start,
                 DiagnosticKind::MissingParameter,

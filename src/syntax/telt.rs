@@ -24,10 +24,10 @@
 
 use std::borrow::Cow;
 
-use super::actions::{self, BlockRead, Call, Param, Problem, Style};
+use super::actions::{self, BlockRead, Call, Param, Problem, Style, problem};
 use super::lines::{Line, Lines, value_between};
 use super::{Dropped, Parsed, Syntax};
-use crate::csl::{DiagnosticKind, OpKind};
+use crate::csl::DiagnosticKind;
 
 const OPENER: &str = "#!telt [3-char SHA:";
 
@@ -120,23 +120,6 @@ struct Reader<'t> {
     dropped: Vec<Dropped>,
 }
 
-fn problem(
-    line: &Line<'_>,
-    at: usize,
-    kind: DiagnosticKind,
-    message: String,
-    hint: String,
-) -> Problem {
-    Problem {
-        line: line.no,
-        at,
-        kind,
-        message,
-        hint,
-        error_type: None,
-    }
-}
-
 /// The command being read and its parameters.
 struct Open<'t> {
     call: Call<'t>,
@@ -167,27 +150,14 @@ impl<'t> Reader<'t> {
 
     /// An opener off column 1 is prose, not a block: said and listed.
     fn indented(&mut self, line: Line<'t>) {
-        let at = line.start + (line.text.len() - line.text.trim_start().len());
-        let p = problem(
+        actions::indented_opener(
+            self.text,
             &line,
-            at,
-            DiagnosticKind::IndentedMarker,
-            "a TELT opener off column 1 is not read; this block was not applied".to_string(),
-            "start the #!telt line, and every delimiter of the block, at column 1".to_string(),
+            "TELT",
+            "start the #!telt line, and every delimiter of the block, at column 1",
+            &mut self.diagnostics,
+            &mut self.dropped,
         );
-        let task = crate::csl::TaskId {
-            top: self.drafts.len() as u32 + 1,
-            sub: None,
-        };
-        let mut d = actions::diagnostic(self.text, &p, task);
-        d.task = None;
-        self.diagnostics.push(d);
-        self.dropped.push(Dropped {
-            line: line.no,
-            kind: OpKind::Tasks,
-            what: "an indented TELT block".to_string(),
-            reason: "a TELT opener must start at column 1; this block was not applied".to_string(),
-        });
     }
 
     fn block(&mut self, open: Line<'t>, id: Option<&'t str>, clean: bool) {
