@@ -16,31 +16,18 @@ Nothing in it is an error: bench/parse.sh checks that it parses without a
 fatal diagnostic.
 """
 
+import os
 import random
 import sys
 
-WORDS = (
-    "the parser reads each line once and decides whether it is a marker or "
-    "content this change moves the configuration loader into its own module "
-    "so that tests can build it without touching the file system café naïve"
-).split()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textgen  # noqa: E402
+from textgen import prose  # noqa: E402
 
 
-def prose(rng):
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40))).capitalize() + "."
-
-
+# Blank lines are 5% of the code, for the blank context lines.
 def code_line(rng):
-    kind = rng.random()
-    if kind < 0.02:
-        return "var a=" + "".join(rng.choice("abcdef0123456789(){};,.=+") for _ in range(rng.randint(500, 3000)))
-    if kind < 0.2:
-        return "\tif err != nil { return fmt.Errorf(\"read %s: %w\", path, err) }"
-    if kind < 0.25:
-        return ""
-    indent = " " * (4 * rng.randint(0, 3))
-    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
-    return f'{indent}value = "{words}"  # \\n keeps \'quotes\''
+    return textgen.code_line(rng, blank=0.05)
 
 
 def code(rng, lines):
