@@ -62,9 +62,6 @@ pub enum DiagnosticKind {
     EmptyTasks,
     NoOperations,
     // Detection and the other front ends (syntax/).
-    /// Fatal: the reply is in a syntax this version recognises but does
-    /// not read.
-    UnsupportedSyntax,
     /// Warning: a block of another syntax than the reply's; not applied.
     ForeignBlock,
     /// Fatal: the JSON document does not parse.
@@ -121,9 +118,7 @@ impl DiagnosticKind {
             InputTooLarge | InvalidUtf8 | MalformedMarker | UnknownOperation | UnquotedValue
             | UnterminatedQuote | DuplicateAttribute | EndWithAttributes | ContentOnMarkerLine
             | MisplacedMarker | NestedTasks | SearchWithoutReplace | Unterminated
-            | UnsupportedSyntax | MalformedJson | UnknownJsonShape | UnreadableXml => {
-                Severity::Fatal
-            }
+            | MalformedJson | UnknownJsonShape | UnreadableXml => Severity::Fatal,
             MissingFile | InvalidCount | InvalidAppend | EmptyRun | EmptyPattern | EmptyTo
             | InvalidJsonOperation | MalformedBlock | UnterminatedBlock | MalformedXml
             | UnknownVersion | MalformedLine | IdMismatch | UnterminatedHeredoc
@@ -163,7 +158,6 @@ impl DiagnosticKind {
             MarkerInContent => "marker_in_content",
             EmptyTasks => "empty_tasks",
             NoOperations => "no_operations",
-            UnsupportedSyntax => "unsupported_syntax",
             ForeignBlock => "foreign_block",
             MalformedJson => "malformed_json",
             UnknownJsonShape => "unknown_json_shape",

@@ -58,9 +58,6 @@ impl Syntax {
         Syntax::Json,
     ];
 
-    /// The syntaxes this version reads: every one detection recognises.
-    pub const READ: [Syntax; 9] = Syntax::ALL;
-
     pub fn name(self) -> &'static str {
         match self {
             Syntax::Csl => "csl",
@@ -101,13 +98,10 @@ impl Syntax {
         matches!(self, Syntax::Sham | Syntax::Replacer)
     }
 
-    pub fn is_read(self) -> bool {
-        Syntax::READ.contains(&self)
-    }
-
-    /// `csl, json`: the names of the syntaxes this version reads.
+    /// `csl, cml, …`: the names of the syntaxes this version reads (every
+    /// one detection recognises).
     pub fn read_names() -> String {
-        Syntax::READ.map(Syntax::name).join(", ")
+        Syntax::ALL.map(Syntax::name).join(", ")
     }
 }
 

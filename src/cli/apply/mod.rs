@@ -272,14 +272,6 @@ pub(crate) fn syntax_choice(
         return Ok(Choice::Auto);
     };
     match Choice::from_name(&name) {
-        Some(Choice::Only(s)) if !s.is_read() => Err(CliError::new(format!(
-            "git-clada does not read the {} syntax yet",
-            s.title()
-        ))
-        .hint(format!(
-            "use one it reads: auto, {}",
-            syntax::Syntax::read_names()
-        ))),
         Some(choice) => Ok(choice),
         None => Err(
             CliError::new(format!("unknown syntax {name:?}")).hint(format!(

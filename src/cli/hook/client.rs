@@ -38,13 +38,13 @@ pub fn post_commit(repo: Repository) -> Result<Outcome, CliError> {
     let input = ReplyInput::from_bytes(String::new(), message);
     let choice = crate::cli::apply::syntax_choice(None, Some(&repo))?;
     let reply = parse_input(&input, choice, &delims);
-    // A message without edits is an ordinary commit: not a word. Nor is
-    // one in a syntax this version does not read. A message that shows a
-    // diff explains the change it commits: it is a request only where
-    // the repository says its messages are diffs (clada.syntax diff).
+    // A message without edits is an ordinary commit: not a word. A
+    // message that shows a diff explains the change it commits: it is a
+    // request only where the repository says its messages are diffs
+    // (clada.syntax diff).
     let diff_by_detection = reply.syntax == crate::syntax::Syntax::Diff
         && choice != crate::syntax::Choice::Only(crate::syntax::Syntax::Diff);
-    if reply.is_empty() || !reply.syntax.is_read() || diff_by_detection {
+    if reply.is_empty() || diff_by_detection {
         return Ok(Outcome::Success);
     }
     let short = repo.short(commit);
