@@ -111,38 +111,47 @@ mod tests {
         assert_eq!(kinds.len(), 9, "{kinds:?}");
     }
 
+    /// A guide read whole, detected and read as `syntax`: no diagnostic,
+    /// every operation built, of these kinds in this order. Returns the
+    /// parse for further checks.
+    fn clean_guide(
+        guide: &'static str,
+        syntax: crate::syntax::Syntax,
+        kinds: &[&str],
+    ) -> crate::syntax::Parsed<'static> {
+        let parsed = crate::syntax::parse(
+            guide.as_bytes(),
+            crate::syntax::Choice::Auto,
+            &crate::csl::Delimiters::default(),
+        );
+        assert_eq!(parsed.syntax, syntax);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let got: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
+        assert_eq!(got, kinds);
+        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
+        parsed
+    }
+
     /// The replacer guide is itself a clean replacer reply: its two
     /// blocks, with their explanations.
     #[test]
     fn replacer_guide_example_reads_without_any_diagnostic() {
-        let parsed = crate::syntax::replacer::parse(super::REPLACER_GUIDE);
-        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
-        assert_eq!(kinds, ["SEARCH", "WRITE"]);
-        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
-        assert_eq!(parsed.explanations.len(), 2);
-        let auto = crate::syntax::parse(
-            super::REPLACER_GUIDE.as_bytes(),
-            crate::syntax::Choice::Auto,
-            &crate::csl::Delimiters::default(),
+        let parsed = clean_guide(
+            super::REPLACER_GUIDE,
+            crate::syntax::Syntax::Replacer,
+            &["SEARCH", "WRITE"],
         );
-        assert_eq!(auto.syntax, crate::syntax::Syntax::Replacer);
+        assert_eq!(parsed.explanations.len(), 2);
     }
 
     /// The aider guide is a clean aider reply: an edit and a create.
     #[test]
     fn aider_guide_example_reads_without_any_diagnostic() {
-        let parsed = crate::syntax::aider::parse(super::AIDER_GUIDE);
-        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
-        assert_eq!(kinds, ["EDIT", "WRITE"]);
-        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
-        let auto = crate::syntax::parse(
-            super::AIDER_GUIDE.as_bytes(),
-            crate::syntax::Choice::Auto,
-            &crate::csl::Delimiters::default(),
+        clean_guide(
+            super::AIDER_GUIDE,
+            crate::syntax::Syntax::Aider,
+            &["EDIT", "WRITE"],
         );
-        assert_eq!(auto.syntax, crate::syntax::Syntax::Aider);
     }
 
     /// The CML guide, read whole as a reply, is clean and its example has
@@ -251,33 +260,20 @@ mod tests {
     /// every kind of section.
     #[test]
     fn patch_guide_example_reads_without_any_diagnostic() {
-        let parsed = crate::syntax::patch::parse(super::PATCH_GUIDE);
-        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
-        assert_eq!(kinds, ["WRITE", "EDIT", "TASKS", "DELETE"]);
-        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
-        let auto = crate::syntax::parse(
-            super::PATCH_GUIDE.as_bytes(),
-            crate::syntax::Choice::Auto,
-            &crate::csl::Delimiters::default(),
+        clean_guide(
+            super::PATCH_GUIDE,
+            crate::syntax::Syntax::Patch,
+            &["WRITE", "EDIT", "TASKS", "DELETE"],
         );
-        assert_eq!(auto.syntax, crate::syntax::Syntax::Patch);
-        assert!(auto.diagnostics.is_empty(), "{:?}", auto.diagnostics);
     }
 
     /// The diff guide is a clean diff reply: an edit and a new file.
     #[test]
     fn diff_guide_example_reads_without_any_diagnostic() {
-        let parsed = crate::syntax::diff::parse(super::DIFF_GUIDE);
-        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-        let kinds: Vec<&str> = parsed.drafts.iter().map(|d| d.kind.name()).collect();
-        assert_eq!(kinds, ["EDIT", "WRITE"]);
-        assert!(parsed.drafts.iter().all(|d| d.action.is_some()));
-        let auto = crate::syntax::parse(
-            super::DIFF_GUIDE.as_bytes(),
-            crate::syntax::Choice::Auto,
-            &crate::csl::Delimiters::default(),
+        clean_guide(
+            super::DIFF_GUIDE,
+            crate::syntax::Syntax::Diff,
+            &["EDIT", "WRITE"],
         );
-        assert_eq!(auto.syntax, crate::syntax::Syntax::Diff);
     }
 }
