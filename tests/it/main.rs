@@ -15,5 +15,6 @@ mod history_fixture;
 mod history_model;
 mod hook;
 mod parse;
+mod pty;
 mod roundtrip;
 mod run;
