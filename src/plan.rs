@@ -550,7 +550,7 @@ pub enum Task {
 /// its paths still as written, and what the front end found wrong with it.
 /// [`plan`] turns drafts into tasks; every syntax shares its path rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Draft {
+pub struct Draft<'a> {
     pub task: TaskId,
     /// 1-based line of the operation in the reply.
     pub line: u32,
@@ -560,7 +560,7 @@ pub struct Draft {
     pub target: Option<String>,
     /// `None` when the front end could not build the operation (then
     /// `invalid` says why).
-    pub action: Option<Action>,
+    pub action: Option<Action<'a>>,
     /// Reasons the operation is invalid, each with its line: it is skipped.
     pub invalid: Vec<(u32, String)>,
     /// The stable error type of a skip the front end decided
@@ -568,8 +568,8 @@ pub struct Draft {
     pub error_type: Option<&'static str>,
 }
 
-impl Draft {
-    pub fn new(task: TaskId, line: u32, kind: OpKind, action: Action) -> Draft {
+impl<'a> Draft<'a> {
+    pub fn new(task: TaskId, line: u32, kind: OpKind, action: Action<'a>) -> Draft<'a> {
         Draft {
             task,
             line,
@@ -581,8 +581,22 @@ impl Draft {
         }
     }
 
+    /// The draft with every text its own, for a draft read from a text
+    /// that does not outlive it (CSL printed from JSON, say).
+    pub fn into_owned(self) -> Draft<'static> {
+        Draft {
+            task: self.task,
+            line: self.line,
+            kind: self.kind,
+            target: self.target,
+            action: self.action.map(Action::into_owned),
+            invalid: self.invalid,
+            error_type: self.error_type,
+        }
+    }
+
     /// A draft the front end already knows to be invalid.
-    pub fn invalid(task: TaskId, line: u32, kind: OpKind, why: String) -> Draft {
+    pub fn invalid(task: TaskId, line: u32, kind: OpKind, why: String) -> Draft<'a> {
         Draft {
             task,
             line,
@@ -596,23 +610,28 @@ impl Draft {
 }
 
 /// A draft's operation, paths as written.
+///
+/// The texts a reply carries (contents, patterns, scripts) are [`Text`]:
+/// borrowed from the reply where the front end found them as one slice of
+/// it, so that reading a large reply does not copy it (`parse` stays
+/// within its memory target); [`plan`] makes the owned copies a run needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub enum Action<'a> {
     Write {
         path: String,
-        content: String,
+        content: Text<'a>,
         append: bool,
     },
     Search {
         path: String,
-        pattern: String,
+        pattern: Text<'a>,
         to: Option<String>,
-        replacement: String,
+        replacement: Text<'a>,
         count: Count,
     },
     Run {
         dir: Option<String>,
-        script: String,
+        script: Text<'a>,
     },
     Delete {
         path: String,
@@ -626,7 +645,7 @@ pub enum Action {
     Insert {
         path: String,
         line: usize,
-        text: String,
+        text: Text<'a>,
     },
     Mkdir {
         path: String,
@@ -654,12 +673,93 @@ pub enum Action {
         final_newline: Option<bool>,
     },
     /// An atomic group (a TASKS block); its drafts are its operations.
-    Block(Vec<Draft>),
+    Block(Vec<Draft<'a>>),
 }
+
+impl Action<'_> {
+    /// The action with every text its own.
+    pub fn into_owned(self) -> Action<'static> {
+        let own = |text: Text<'_>| -> Text<'static> { Cow::Owned(text.into_owned()) };
+        match self {
+            Action::Write {
+                path,
+                content,
+                append,
+            } => Action::Write {
+                path,
+                content: own(content),
+                append,
+            },
+            Action::Search {
+                path,
+                pattern,
+                to,
+                replacement,
+                count,
+            } => Action::Search {
+                path,
+                pattern: own(pattern),
+                to,
+                replacement: own(replacement),
+                count,
+            },
+            Action::Run { dir, script } => Action::Run {
+                dir,
+                script: own(script),
+            },
+            Action::Insert { path, line, text } => Action::Insert {
+                path,
+                line,
+                text: own(text),
+            },
+            Action::Delete { path, recursive } => Action::Delete { path, recursive },
+            Action::Move {
+                from,
+                to,
+                overwrite,
+            } => Action::Move {
+                from,
+                to,
+                overwrite,
+            },
+            Action::Mkdir { path } => Action::Mkdir { path },
+            Action::ReadFiles { paths } => Action::ReadFiles { paths },
+            Action::List { path } => Action::List { path },
+            Action::Grep {
+                pattern,
+                path,
+                include,
+            } => Action::Grep {
+                pattern,
+                path,
+                include,
+            },
+            Action::Glob { pattern, base } => Action::Glob { pattern, base },
+            Action::Edit {
+                path,
+                hunks,
+                locate,
+                final_newline,
+            } => Action::Edit {
+                path,
+                hunks,
+                locate,
+                final_newline,
+            },
+            Action::Block(drafts) => {
+                Action::Block(drafts.into_iter().map(Draft::into_owned).collect())
+            }
+        }
+    }
+}
+
+/// A text of an [`Action`]: a slice of the reply, or made by the front
+/// end (unescaped, joined, converted).
+pub type Text<'a> = Cow<'a, str>;
 
 /// Builds the plan of a reply without fatal errors from its drafts.
 /// `allow_escape`: see [`repo_path_with`].
-pub fn plan(drafts: &[Draft], allow_escape: bool) -> Vec<Task> {
+pub fn plan(drafts: &[Draft<'_>], allow_escape: bool) -> Vec<Task> {
     plan_in(drafts, allow_escape, &[])
 }
 
@@ -668,7 +768,7 @@ pub fn plan(drafts: &[Draft], allow_escape: bool) -> Vec<Task> {
 /// one of `roots` (the working tree as given and as resolved), is taken
 /// relative to it (syntaxes.md §1). Any other absolute path is refused as
 /// usual.
-pub fn plan_in(drafts: &[Draft], allow_escape: bool, roots: &[String]) -> Vec<Task> {
+pub fn plan_in(drafts: &[Draft<'_>], allow_escape: bool, roots: &[String]) -> Vec<Task> {
     drafts
         .iter()
         .map(|draft| {
@@ -710,7 +810,7 @@ fn under_root<'p>(raw: &'p str, roots: &[String]) -> Option<Cow<'p, str>> {
     })
 }
 
-fn plan_task(draft: &Draft, paths: Paths<'_>) -> Task {
+fn plan_task(draft: &Draft<'_>, paths: Paths<'_>) -> Task {
     if let Some(Action::Block(children)) = &draft.action {
         let mut steps = Vec::new();
         let mut reasons = draft.invalid.clone();
@@ -807,7 +907,7 @@ impl Checked<'_> {
 }
 
 /// Turns one draft into a step, or says why it is skipped.
-fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
+fn plan_step(draft: &Draft<'_>, paths: Paths<'_>) -> Result<Step, Skip> {
     let line = draft.line;
     let mut checked = Checked {
         line,
@@ -826,7 +926,7 @@ fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
             append,
         }) => path_of(path, File).map(|path| Op::Write {
             path,
-            content: content.clone(),
+            content: content.to_string(),
             append: *append,
         }),
         Some(Action::Search {
@@ -837,9 +937,9 @@ fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
             count,
         }) => path_of(path, File).map(|path| Op::Search {
             path,
-            pattern: pattern.clone(),
+            pattern: pattern.to_string(),
             to: to.clone(),
-            replacement: replacement.clone(),
+            replacement: replacement.to_string(),
             count: *count,
         }),
         Some(Action::Edit {
@@ -861,7 +961,7 @@ fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
             };
             dir.map(|dir| Op::Run {
                 dir,
-                script: script.clone(),
+                script: script.to_string(),
             })
         }
         Some(Action::Delete { path, recursive }) => path_of(path, File).map(|path| Op::Delete {
@@ -887,7 +987,7 @@ fn plan_step(draft: &Draft, paths: Paths<'_>) -> Result<Step, Skip> {
         }) => path_of(path, File).map(|path| Op::Insert {
             path,
             line: *at,
-            text: text.clone(),
+            text: text.to_string(),
         }),
         Some(Action::Mkdir { path }) => path_of(path, File).map(|path| Op::Mkdir { path }),
         Some(Action::ReadFiles { paths }) if paths.is_empty() => {
@@ -1115,7 +1215,7 @@ mod tests {
                 OpKind::Write,
                 Action::Write {
                     path: path.to_string(),
-                    content: String::new(),
+                    content: "".into(),
                     append: false,
                 },
             )

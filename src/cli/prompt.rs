@@ -176,10 +176,9 @@ mod tests {
             block[0].action,
             Some(Action::Search {
                 path: "src/app.py".to_string(),
-                pattern: "def greet():\n    print(\"hello\")".to_string(),
+                pattern: "def greet():\n    print(\"hello\")".into(),
                 to: None,
-                replacement: "def greet(name=\"world\"):\n    print(f\"hello, {name}\")"
-                    .to_string(),
+                replacement: "def greet(name=\"world\"):\n    print(f\"hello, {name}\")".into(),
                 count: Count::Exactly(1),
             })
         );

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use crate::csl::validate::Count;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
-use crate::plan::{Action, Draft};
+use crate::plan::{Action, Draft, Text};
 
 use super::lines::Line;
 
@@ -70,9 +70,9 @@ pub struct Call<'t> {
 
 /// One plan operation an action becomes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
+pub struct Step<'a> {
     pub kind: OpKind,
-    pub action: Action,
+    pub action: Action<'a>,
     /// What the report names when the task is skipped.
     pub target: Option<String>,
 }
@@ -104,8 +104,8 @@ pub struct Broken {
 
 /// A built action: its steps, and warnings that did not stop it.
 #[derive(Debug, Clone)]
-pub struct Built {
-    pub steps: Vec<Step>,
+pub struct Built<'a> {
+    pub steps: Vec<Step<'a>>,
     pub warnings: Vec<Problem>,
 }
 
@@ -249,7 +249,7 @@ pub const INTERPRETERS: &[(&[&str], &str, &str)] = &[
 ];
 
 /// Builds the steps of one action.
-pub fn build(call: &Call<'_>, style: Style) -> Result<Built, Broken> {
+pub fn build<'t>(call: &Call<'t>, style: Style) -> Result<Built<'t>, Broken> {
     let Some(name) = style.canonical(call.name) else {
         return Err(broken_alone(
             OpKind::Tasks,
@@ -466,8 +466,14 @@ impl<'c, 't> Args<'c, 't> {
     }
 
     /// The value of a required parameter (checked by `read`).
-    fn text(&self, name: &str) -> String {
-        self.single(name).unwrap_or_default().to_string()
+    /// Borrowed from the reply where the reader found it as one slice.
+    fn text(&self, name: &str) -> Text<'t> {
+        self.values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.first())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// A path value: surrounding whitespace (a line break before the
@@ -499,7 +505,7 @@ impl<'c, 't> Args<'c, 't> {
             .map_or((self.call.line, self.call.at), |p| (p.line, p.at))
     }
 
-    fn steps(&mut self, name: &str) -> Vec<Step> {
+    fn steps(&mut self, name: &str) -> Vec<Step<'t>> {
         let step = |kind, action, target: Option<String>| Step {
             kind,
             action,
@@ -640,7 +646,7 @@ impl<'c, 't> Args<'c, 't> {
             "grep" => vec![step(
                 OpKind::Read,
                 Action::Grep {
-                    pattern: self.text("pattern"),
+                    pattern: self.text("pattern").into_owned(),
                     path,
                     include: self
                         .single("include")
@@ -665,7 +671,7 @@ impl<'c, 't> Args<'c, 't> {
 
     /// `exec`: a RUN of the interpreter on the code, so that RUN's policy
     /// (approval of the exact command line) decides whether it runs.
-    fn exec(&mut self) -> Option<Step> {
+    fn exec(&mut self) -> Option<Step<'t>> {
         let lang = self.path("lang");
         let Some(&(_, program, flag)) = INTERPRETERS
             .iter()
@@ -702,7 +708,10 @@ impl<'c, 't> Args<'c, 't> {
         Some(Step {
             kind: OpKind::Run,
             target: crate::plan::first_command(&script),
-            action: Action::Run { dir, script },
+            action: Action::Run {
+                dir,
+                script: script.into(),
+            },
         })
     }
 }
@@ -776,13 +785,13 @@ pub struct BlockRead<'t> {
 /// The draft of one block (task `top`): one operation, an atomic group
 /// when it holds several, or an invalid draft with every reason when
 /// anything in it is wrong. Its diagnostics go to `out`.
-pub fn draft(
+pub fn draft<'t>(
     text: &str,
     top: u32,
-    block: BlockRead<'_>,
+    block: BlockRead<'t>,
     style: Style,
     out: &mut Vec<Diagnostic>,
-) -> Draft {
+) -> Draft<'t> {
     let task = TaskId { top, sub: None };
     let mut problems = block.problems;
     let mut steps: Vec<(u32, Step)> = Vec::new();

@@ -119,7 +119,7 @@ struct Block {
 struct Reader<'t> {
     text: &'t str,
     diagnostics: Vec<crate::csl::Diagnostic>,
-    drafts: Vec<Draft>,
+    drafts: Vec<Draft<'t>>,
     /// The path the last block named: a block without one keeps it.
     current: Option<String>,
     block: Option<Block>,
@@ -258,7 +258,7 @@ impl<'t> Reader<'t> {
                 OpKind::Write,
                 Action::Write {
                     path,
-                    content,
+                    content: content.into(),
                     append: true,
                 },
             )
@@ -322,7 +322,7 @@ impl<'t> Reader<'t> {
         }
     }
 
-    fn place(&mut self, draft: Draft) {
+    fn place(&mut self, draft: Draft<'t>) {
         let index = draft.task.top as usize - 1;
         if let Some(slot) = self.drafts.get_mut(index) {
             *slot = draft;
@@ -346,7 +346,7 @@ mod tests {
     use crate::csl::Delimiters;
     use crate::syntax::Choice;
 
-    fn drafts(text: &str) -> Vec<(u32, Option<String>, Option<Action>)> {
+    fn drafts(text: &str) -> Vec<(u32, Option<String>, Option<Action<'_>>)> {
         parse(text)
             .drafts
             .into_iter()
@@ -354,7 +354,7 @@ mod tests {
             .collect()
     }
 
-    fn edit(path: &str, old: &[&str], new: &[&str]) -> Action {
+    fn edit(path: &str, old: &[&str], new: &[&str]) -> Action<'static> {
         Action::Edit {
             path: path.into(),
             hunks: vec![Hunk::of_lines(old, new)],

@@ -207,8 +207,8 @@ impl Lines {
 }
 
 /// What became of an element: its draft and where reading goes on.
-struct Read {
-    draft: Draft,
+struct Read<'t> {
+    draft: Draft<'t>,
     /// Just after the element (its closing tag), or where reading can
     /// resume when the element was broken.
     resume: usize,
@@ -243,7 +243,7 @@ struct Errors {
 }
 
 impl<'t> Reader<'t> {
-    fn document(&mut self) -> Vec<Draft> {
+    fn document(&mut self) -> Vec<Draft<'t>> {
         let bytes = self.text.as_bytes();
         let mut drafts = Vec::new();
         let mut fence = super::detect::Fence::default();
@@ -334,7 +334,7 @@ impl<'t> Reader<'t> {
     }
 
     /// Reads the element whose tag starts at `at`.
-    fn element(&mut self, at: usize, element: Element, task: TaskId, top_level: bool) -> Read {
+    fn element(&mut self, at: usize, element: Element, task: TaskId, top_level: bool) -> Read<'t> {
         let line = self.lines.line_of(self.text, at);
         let mut errors = Errors {
             task,
@@ -570,9 +570,9 @@ impl<'t> Reader<'t> {
         element: Element,
         attrs: &Attrs<'t>,
         errors: &mut Errors,
-    ) -> Result<(Option<Action>, usize), usize> {
+    ) -> Result<(Option<Action<'t>>, usize), usize> {
         let (text, end) = if tag.self_closing {
-            (String::new(), tag.end)
+            (Cow::Borrowed(""), tag.end)
         } else {
             let v = self.value(tag.end, &[element.name()], errors)?;
             (v.text, v.end)
@@ -631,7 +631,7 @@ impl<'t> Reader<'t> {
         at: usize,
         inner: &[&'static str],
         errors: &mut Errors,
-    ) -> Result<markup::Value, usize> {
+    ) -> Result<markup::Value<'t>, usize> {
         let mut closers: Vec<&str> = inner.to_vec();
         if self.in_block {
             closers.push("tasks");
@@ -685,7 +685,7 @@ impl<'t> Reader<'t> {
         element: Element,
         attrs: &Attrs<'t>,
         errors: &mut Errors,
-    ) -> Result<(Option<Action>, usize), usize> {
+    ) -> Result<(Option<Action<'t>>, usize), usize> {
         let end = if tag.self_closing {
             tag.end
         } else {
@@ -735,7 +735,7 @@ impl<'t> Reader<'t> {
         tag: &Tag<'t>,
         attrs: &Attrs<'t>,
         errors: &mut Errors,
-    ) -> Result<(Option<Action>, usize), usize> {
+    ) -> Result<(Option<Action<'t>>, usize), usize> {
         let count = match attrs.get("count") {
             None => Count::Exactly(1),
             Some(value) => parse_count(value).unwrap_or_else(|| {
@@ -751,7 +751,7 @@ impl<'t> Reader<'t> {
                 Count::Exactly(1)
             }),
         };
-        let mut parts: [Option<(String, usize)>; 4] = Default::default();
+        let mut parts: [Option<(Cow<'t, str>, usize)>; 4] = Default::default();
         let mut end = tag.end;
         if !tag.self_closing {
             let bytes = self.text.as_bytes();
@@ -815,7 +815,7 @@ impl<'t> Reader<'t> {
                     self.problem(DiagnosticKind::MalformedXml, p.clone(), errors);
                 }
                 let (text, after) = if child.self_closing {
-                    (String::new(), child.end)
+                    (Cow::Borrowed(""), child.end)
                 } else {
                     let v = self.value(child.end, &[part.name(), "edit"], errors)?;
                     (v.text, v.end)
@@ -914,7 +914,7 @@ impl<'t> Reader<'t> {
             (Some((pattern, _)), Some((replacement, _))) => Some(Action::Search {
                 path: attrs.get("path").unwrap_or_default().to_string(),
                 pattern,
-                to: to.map(|(t, _)| t),
+                to: to.map(|(t, _)| t.into_owned()),
                 replacement,
                 count,
             }),
@@ -930,7 +930,7 @@ impl<'t> Reader<'t> {
         attrs: &Attrs<'t>,
         task: TaskId,
         errors: &mut Errors,
-    ) -> Result<(Option<Action>, usize), usize> {
+    ) -> Result<(Option<Action<'t>>, usize), usize> {
         if let Some(version) = attrs.get("version")
             && !VERSIONS.contains(&version)
         {
@@ -1059,7 +1059,7 @@ fn invalid(
     kind: OpKind,
     target: Option<String>,
     reasons: Vec<(u32, String)>,
-) -> Draft {
+) -> Draft<'static> {
     Draft {
         task,
         line,

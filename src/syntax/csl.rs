@@ -14,7 +14,7 @@ use crate::plan::{Action, Draft};
 use super::Dropped;
 
 /// The drafts of a CSL reply without fatal errors, in document order.
-pub fn drafts(reply: &Reply<'_>, delims: &Delimiters) -> Vec<Draft> {
+pub fn drafts<'a>(reply: &Reply<'a>, delims: &Delimiters) -> Vec<Draft<'a>> {
     reply
         .operations
         .iter()
@@ -42,7 +42,7 @@ fn next_operation_in_content(reply: &Reply<'_>, d: &Diagnostic, delims: &Delimit
     })
 }
 
-fn draft(reply: &Reply<'_>, op: &Operation<'_>, delims: &Delimiters) -> Draft {
+fn draft<'a>(reply: &Reply<'a>, op: &Operation<'a>, delims: &Delimiters) -> Draft<'a> {
     let mut invalid: Vec<(u32, String)> = reply
         .diagnostics
         .iter()
@@ -76,7 +76,7 @@ fn draft(reply: &Reply<'_>, op: &Operation<'_>, delims: &Delimiters) -> Draft {
     let action = match &op.body {
         Body::Write { content } => file().map(|path| Action::Write {
             path,
-            content: content.to_string(),
+            content: content.clone(),
             append: op.attr("append").and_then(parse_append).unwrap_or(false),
         }),
         Body::Search {
@@ -89,15 +89,15 @@ fn draft(reply: &Reply<'_>, op: &Operation<'_>, delims: &Delimiters) -> Draft {
                 .map_or(Some(Count::Exactly(1)), parse_count);
             file().zip(count).map(|(path, count)| Action::Search {
                 path,
-                pattern: pattern.to_string(),
+                pattern: pattern.clone(),
                 to: to.as_ref().map(|t| t.to_string()),
-                replacement: replacement.to_string(),
+                replacement: replacement.clone(),
                 count,
             })
         }
         Body::Run { content } => Some(Action::Run {
             dir: op.attr("dir").map(str::to_owned),
-            script: content.to_string(),
+            script: content.clone(),
         }),
         Body::Tasks { operations } => Some(Action::Block(
             operations

@@ -45,7 +45,7 @@ struct Section {
 struct Reader<'t> {
     text: &'t str,
     diagnostics: Vec<crate::csl::Diagnostic>,
-    drafts: Vec<Draft>,
+    drafts: Vec<Draft<'t>>,
 }
 
 /// Reads a unified diff reply.
@@ -375,7 +375,7 @@ impl Reader<'_> {
                     OpKind::Write,
                     Action::Write {
                         path,
-                        content,
+                        content: content.into(),
                         append: false,
                     },
                 )
@@ -486,7 +486,7 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    fn actions(text: &str) -> Vec<Option<Action>> {
+    fn actions(text: &str) -> Vec<Option<Action<'_>>> {
         parse(text).drafts.into_iter().map(|d| d.action).collect()
     }
 

@@ -133,7 +133,7 @@ impl<'t> Reader<'t> {
         self.push(offset, kind, message, hint);
     }
 
-    fn document(&mut self, doc: &'t str) -> Vec<Draft> {
+    fn document(&mut self, doc: &'t str) -> Vec<Draft<'static>> {
         let raw: &'t RawValue = match serde_json::from_str(doc) {
             Ok(raw) => raw,
             Err(e) => {
@@ -207,7 +207,7 @@ impl<'t> Reader<'t> {
     }
 
     /// One operation in any of the list forms.
-    fn operation(&mut self, at: &Located<'t>, task: TaskId, top_level: bool) -> Draft {
+    fn operation(&mut self, at: &Located<'t>, task: TaskId, top_level: bool) -> Draft<'static> {
         let line = line_of(self.text, at.offset);
         let fields: Map<String, Value> = match serde_json::from_str(at.raw.get()) {
             Ok(Value::Object(map)) => map,
@@ -266,26 +266,30 @@ impl<'t> Reader<'t> {
                 );
             }
         };
-        let action: Result<Action, String> = (|| {
+        let action: Result<Action<'static>, String> = (|| {
             Ok(match name {
                 "write" => Action::Write {
                     path: f.string("path")?,
-                    content: f.string("content")?,
+                    content: f.string("content")?.into(),
                     append: f.flag("append")?,
                 },
                 "search" => Action::Search {
                     path: f.string("path")?,
-                    pattern: f.nonblank("search", "Empty search pattern not allowed")?,
+                    pattern: f
+                        .nonblank("search", "Empty search pattern not allowed")?
+                        .into(),
                     to: match f.map.get("to") {
                         None | Some(Value::Null) => None,
                         Some(_) => Some(f.nonblank("to", "Empty TO pattern not allowed")?),
                     },
-                    replacement: f.string("replace")?,
+                    replacement: f.string("replace")?.into(),
                     count: f.count()?,
                 },
                 "run" => Action::Run {
                     dir: f.optional_string("dir")?,
-                    script: f.nonblank("cmd", "Empty content not allowed for RUN operation")?,
+                    script: f
+                        .nonblank("cmd", "Empty content not allowed for RUN operation")?
+                        .into(),
                 },
                 "delete" => Action::Delete {
                     path: f.string("path")?,
@@ -299,7 +303,7 @@ impl<'t> Reader<'t> {
                 "insert" => Action::Insert {
                     path: f.string("path")?,
                     line: f.number("line")?,
-                    text: f.string("text")?,
+                    text: f.string("text")?.into(),
                 },
                 "mkdir" => Action::Mkdir {
                     path: f.string("path")?,
@@ -392,10 +396,10 @@ impl<'t> Reader<'t> {
     fn noted(
         &mut self,
         at: &Located<'t>,
-        mut draft: Draft,
+        mut draft: Draft<'static>,
         soft: Vec<String>,
         hint: &str,
-    ) -> Draft {
+    ) -> Draft<'static> {
         for why in soft {
             self.push(
                 at.offset,
@@ -413,7 +417,12 @@ impl<'t> Reader<'t> {
     }
 
     /// A Claude text-editor tool call.
-    fn tool_call(&mut self, at: &Located<'t>, task: TaskId, call: &Map<String, Value>) -> Draft {
+    fn tool_call(
+        &mut self,
+        at: &Located<'t>,
+        task: TaskId,
+        call: &Map<String, Value>,
+    ) -> Draft<'static> {
         let line = line_of(self.text, at.offset);
         let command = call.get("command").and_then(Value::as_str).unwrap_or("");
         let f = Fields {
@@ -421,13 +430,13 @@ impl<'t> Reader<'t> {
             op: command,
             soft: Default::default(),
         };
-        let built: Result<(OpKind, Action), String> = (|| {
+        let built: Result<(OpKind, Action<'static>), String> = (|| {
             Ok(match command {
                 "create" => (
                     OpKind::Write,
                     Action::Write {
                         path: f.string("path")?,
-                        content: f.string("file_text")?,
+                        content: f.string("file_text")?.into(),
                         append: false,
                     },
                 ),
@@ -435,9 +444,11 @@ impl<'t> Reader<'t> {
                     OpKind::Search,
                     Action::Search {
                         path: f.string("path")?,
-                        pattern: f.nonblank("old_str", "Empty search pattern not allowed")?,
+                        pattern: f
+                            .nonblank("old_str", "Empty search pattern not allowed")?
+                            .into(),
                         to: None,
-                        replacement: f.optional_string("new_str")?.unwrap_or_default(),
+                        replacement: f.optional_string("new_str")?.unwrap_or_default().into(),
                         count: Count::Exactly(1),
                     },
                 ),
@@ -447,8 +458,8 @@ impl<'t> Reader<'t> {
                         path: f.string("path")?,
                         line: f.number("insert_line")?,
                         text: match f.optional_string("new_str")? {
-                            Some(text) => text,
-                            None => f.string("insert_text")?,
+                            Some(text) => text.into(),
+                            None => f.string("insert_text")?.into(),
                         },
                     },
                 ),
@@ -477,10 +488,10 @@ impl<'t> Reader<'t> {
         task: TaskId,
         line: u32,
         fields: &Map<String, Value>,
-        built: Result<(OpKind, Action), String>,
+        built: Result<(OpKind, Action<'static>), String>,
         soft: Vec<String>,
         forms: &str,
-    ) -> Draft {
+    ) -> Draft<'static> {
         match built {
             Ok((kind, action)) => {
                 let draft = Draft {
@@ -497,7 +508,12 @@ impl<'t> Reader<'t> {
     }
 
     /// A task of the CML v1.0.0 JSON form.
-    fn cml_task(&mut self, at: &Located<'t>, task: TaskId, fields: &Map<String, Value>) -> Draft {
+    fn cml_task(
+        &mut self,
+        at: &Located<'t>,
+        task: TaskId,
+        fields: &Map<String, Value>,
+    ) -> Draft<'static> {
         let line = line_of(self.text, at.offset);
         let action_name = fields.get("action").and_then(Value::as_str).unwrap_or("");
         let f = Fields {
@@ -505,15 +521,17 @@ impl<'t> Reader<'t> {
             op: action_name,
             soft: Default::default(),
         };
-        let built: Result<(OpKind, Action), String> = (|| {
+        let built: Result<(OpKind, Action<'static>), String> = (|| {
             Ok(match action_name {
                 "edit" => (
                     OpKind::Search,
                     Action::Search {
                         path: f.string("path")?,
-                        pattern: f.nonblank("find", "Empty search pattern not allowed")?,
+                        pattern: f
+                            .nonblank("find", "Empty search pattern not allowed")?
+                            .into(),
                         to: None,
-                        replacement: f.string("replace")?,
+                        replacement: f.string("replace")?.into(),
                         count: f.count()?,
                     },
                 ),
@@ -521,7 +539,7 @@ impl<'t> Reader<'t> {
                     OpKind::Write,
                     Action::Write {
                         path: f.string("path")?,
-                        content: f.string("content")?,
+                        content: f.string("content")?.into(),
                         append: f.flag("append")?,
                     },
                 ),
@@ -529,7 +547,9 @@ impl<'t> Reader<'t> {
                     OpKind::Run,
                     Action::Run {
                         dir: f.optional_string("dir")?,
-                        script: f.nonblank("cmd", "Empty content not allowed for RUN operation")?,
+                        script: f
+                            .nonblank("cmd", "Empty content not allowed for RUN operation")?
+                            .into(),
                     },
                 ),
                 "move" => (
@@ -564,7 +584,7 @@ impl<'t> Reader<'t> {
         kind: OpKind,
         why: String,
         hint: &str,
-    ) -> Draft {
+    ) -> Draft<'static> {
         let line = line_of(self.text, at.offset);
         self.push(
             at.offset,
@@ -582,7 +602,7 @@ impl<'t> Reader<'t> {
     /// The CSL tree form: printed back as CSL and read by its front end.
     /// An object that is no CSL operation is invalid on its own; the
     /// others keep their numbers.
-    fn csl_tree(&mut self, ops: &[Located<'t>]) -> Vec<Draft> {
+    fn csl_tree(&mut self, ops: &[Located<'t>]) -> Vec<Draft<'static>> {
         let values: Vec<Value> = ops
             .iter()
             .map(|op| serde_json::from_str(op.raw.get()).unwrap_or(Value::Null))
@@ -652,7 +672,7 @@ impl<'t> Reader<'t> {
                         break;
                     };
                     relocate(&mut draft, lines[i], task.top);
-                    drafts.push(draft);
+                    drafts.push(draft.into_owned());
                 }
                 Err(why) => {
                     let at = Located {
@@ -911,7 +931,7 @@ impl Fields<'_> {
         }
     }
 
-    fn read(&self) -> Result<Action, String> {
+    fn read(&self) -> Result<Action<'static>, String> {
         let m = self.map;
         if m.contains_key("paths") {
             let paths = match m.get("paths") {
@@ -990,7 +1010,7 @@ fn op_form(name: &str) -> &'static str {
 /// prints it for a reply that is not CSL: reading it back gives the same
 /// draft. `source_line` is the line in the reply it was read from (a key
 /// the reader ignores, as `line` is insert's line number).
-pub struct OpForm<'d>(pub &'d Draft);
+pub struct OpForm<'d>(pub &'d Draft<'d>);
 
 impl serde::Serialize for OpForm<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -1197,7 +1217,7 @@ mod tests {
     use super::*;
     use crate::plan::Action;
 
-    fn drafts(text: &str) -> (Vec<Draft>, Vec<(DiagnosticKind, u32)>) {
+    fn drafts(text: &str) -> (Vec<Draft<'_>>, Vec<(DiagnosticKind, u32)>) {
         let parsed = parse(text);
         let diags = parsed
             .diagnostics

@@ -179,7 +179,7 @@ enum State {
 struct Reader<'t> {
     text: &'t str,
     diagnostics: Vec<Diagnostic>,
-    drafts: Vec<Draft>,
+    drafts: Vec<Draft<'t>>,
     dropped: Vec<Dropped>,
     state: State,
     section: Option<Section>,
@@ -661,7 +661,7 @@ impl<'t> Reader<'t> {
                 OpKind::Write,
                 Action::Write {
                     path,
-                    content: added_text(self.text, added),
+                    content: added_text(self.text, added).into(),
                     append: false,
                 },
             ),
@@ -874,7 +874,7 @@ mod tests {
     use crate::csl::Delimiters;
     use crate::syntax::{Choice, detect};
 
-    fn actions(text: &str) -> Vec<Option<Action>> {
+    fn actions(text: &str) -> Vec<Option<Action<'_>>> {
         parse(text).drafts.into_iter().map(|d| d.action).collect()
     }
 
@@ -894,7 +894,7 @@ mod tests {
         }
     }
 
-    fn edit(path: &str, hunks: Vec<Hunk>) -> Action {
+    fn edit(path: &str, hunks: Vec<Hunk>) -> Action<'_> {
         Action::Edit {
             path: path.into(),
             hunks,

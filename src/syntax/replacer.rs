@@ -92,16 +92,17 @@ impl Section {
         });
     }
 
-    /// The lines joined with `\n` (CRLF read as LF, as CSL reads it).
-    fn text(self, source: &str) -> String {
+    /// The lines joined with `\n` (CRLF read as LF, as CSL reads it):
+    /// the reply's own slice when it has no CRLF.
+    fn text(self, source: &str) -> Cow<'_, str> {
         let Some((start, end)) = self.first else {
-            return String::new();
+            return Cow::Borrowed("");
         };
         let slice = &source[start..end];
         if slice.contains('\r') {
-            slice.replace("\r\n", "\n")
+            Cow::Owned(slice.replace("\r\n", "\n"))
         } else {
-            slice.to_string()
+            Cow::Borrowed(slice)
         }
     }
 }
@@ -138,7 +139,7 @@ struct Block {
 struct Reader<'t> {
     text: &'t str,
     diagnostics: Vec<Diagnostic>,
-    drafts: Vec<Draft>,
+    drafts: Vec<Draft<'t>>,
     explanations: Vec<Explanation>,
     /// An explanation waiting for the block it explains.
     pending: Option<(u32, String)>,
@@ -412,7 +413,7 @@ impl<'t> Reader<'t> {
         let mut replacement = replacement.text(self.text);
         // The format's rule: a replacement of only whitespace deletes.
         if replacement.trim().is_empty() {
-            replacement.clear();
+            replacement = Cow::Borrowed("");
         }
         self.complete(|path| Action::Search {
             path,
@@ -433,7 +434,7 @@ impl<'t> Reader<'t> {
     }
 
     /// Ends the block with its action, unless something made it invalid.
-    fn complete(&mut self, action: impl FnOnce(String) -> Action) {
+    fn complete(&mut self, action: impl FnOnce(String) -> Action<'t>) {
         let Some(block) = self.block.take() else {
             return;
         };
@@ -454,7 +455,7 @@ impl<'t> Reader<'t> {
         }
     }
 
-    fn invalid_draft(&self, block: &Block) -> Draft {
+    fn invalid_draft(&self, block: &Block) -> Draft<'t> {
         let mut draft = Draft::invalid(block.task, block.line, block.kind, String::new());
         draft.invalid = if block.invalid.is_empty() {
             vec![(block.line, "the block names no file".to_string())]
@@ -465,7 +466,7 @@ impl<'t> Reader<'t> {
         draft
     }
 
-    fn place(&mut self, draft: Draft) {
+    fn place(&mut self, draft: Draft<'t>) {
         let index = draft.task.top as usize - 1;
         if let Some(slot) = self.drafts.get_mut(index) {
             *slot = draft;
@@ -501,7 +502,9 @@ impl<'t> Reader<'t> {
         let state = std::mem::replace(&mut self.state, State::Outside);
         match state {
             State::Outside => {}
-            State::Explaining(at, text) => self.pending = Some((at, text.text(self.text))),
+            State::Explaining(at, text) => {
+                self.pending = Some((at, text.text(self.text).into_owned()))
+            }
             State::AwaitPath | State::AwaitBody => {
                 let opened = self.block.as_ref().map_or(last, |b| b.line);
                 self.fault_at(
@@ -593,7 +596,7 @@ mod tests {
     use crate::csl::Delimiters;
     use crate::syntax::{Choice, detect};
 
-    fn actions(text: &str) -> Vec<Option<Action>> {
+    fn actions(text: &str) -> Vec<Option<Action<'_>>> {
         parse(text).drafts.into_iter().map(|d| d.action).collect()
     }
 

@@ -104,7 +104,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
 struct Reader<'t> {
     text: &'t str,
     lines: Lines<'t>,
-    drafts: Vec<crate::plan::Draft>,
+    drafts: Vec<crate::plan::Draft<'t>>,
     diagnostics: Vec<crate::csl::Diagnostic>,
     dropped: Vec<Dropped>,
 }
@@ -531,7 +531,7 @@ mod tests {
     use crate::csl::Severity;
     use crate::plan::Action;
 
-    fn read(text: &str) -> (Vec<crate::plan::Draft>, Vec<(DiagnosticKind, u32)>) {
+    fn read(text: &str) -> (Vec<crate::plan::Draft<'_>>, Vec<(DiagnosticKind, u32)>) {
         let parsed = parse(text);
         let mut codes: Vec<_> = parsed
             .diagnostics

@@ -115,7 +115,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
 struct Reader<'t> {
     text: &'t str,
     lines: Lines<'t>,
-    drafts: Vec<crate::plan::Draft>,
+    drafts: Vec<crate::plan::Draft<'t>>,
     diagnostics: Vec<crate::csl::Diagnostic>,
     dropped: Vec<Dropped>,
 }
@@ -437,7 +437,7 @@ mod tests {
     use super::*;
     use crate::plan::Action;
 
-    fn read(text: &str) -> (Vec<crate::plan::Draft>, Vec<(DiagnosticKind, u32)>) {
+    fn read(text: &str) -> (Vec<crate::plan::Draft<'_>>, Vec<(DiagnosticKind, u32)>) {
         let parsed = parse(text);
         let codes = parsed
             .diagnostics

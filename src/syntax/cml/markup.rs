@@ -352,8 +352,11 @@ enum Piece {
 
 /// An element's value, read up to its closing tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Value {
-    pub text: String,
+pub struct Value<'t> {
+    /// The reply's own slice when the value is one piece that needs no
+    /// decoding (the usual single CDATA section): a large reply is then
+    /// not copied.
+    pub text: Cow<'t, str>,
     /// Just after the closing tag.
     pub end: usize,
     /// Where text outside CDATA holds a line break (a multi-line value
@@ -383,12 +386,12 @@ pub enum ValueError {
 /// of a CDATA section that starts with one of their closing tags means the
 /// section's `]]>` was forgotten above it (detection ends the element
 /// there too), so the value is broken at that line rather than run on.
-pub fn value(
-    text: &str,
+pub fn value<'t>(
+    text: &'t str,
     at: usize,
     closers: &[&str],
     ends: &mut CdataEnds,
-) -> Result<Value, ValueError> {
+) -> Result<Value<'t>, ValueError> {
     let name = closers.first().copied().unwrap_or("");
     let bytes = text.as_bytes();
     let mut pieces: Vec<Piece> = Vec::new();
@@ -458,44 +461,57 @@ pub fn value(
             }));
         }
     };
-    let mut multiline_text = None;
     let (first, lead, last, trail) = trim_layout(text, &pieces);
-    let mut out = String::with_capacity(
-        pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Text(s, e) | Piece::Cdata(s, e) => e - s,
-            })
-            .sum(),
-    );
-    for (i, piece) in pieces.iter().enumerate() {
-        if i < first || i > last {
-            continue;
-        }
-        let (mut s, mut e, cdata) = match *piece {
-            Piece::Text(s, e) => (s, e, false),
-            Piece::Cdata(s, e) => (s, e, true),
+    // Each kept piece's bytes, layout dropped, and whether it is CDATA.
+    let kept = pieces
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i >= first && i <= last)
+        .map(|(i, piece)| {
+            let (mut s, mut e, cdata) = match *piece {
+                Piece::Text(s, e) => (s, e, false),
+                Piece::Cdata(s, e) => (s, e, true),
+            };
+            if i == first {
+                s += lead;
+            }
+            if i == last {
+                e = e.saturating_sub(trail).max(s);
+            }
+            (s, e, cdata)
+        });
+    let multiline_text = kept.clone().find_map(|(s, e, cdata)| {
+        (!cdata)
+            .then(|| memchr::memchr(b'\n', &bytes[s..e]).map(|n| s + n))
+            .flatten()
+    });
+    let mut one = kept.clone();
+    if let (Some((s, e, cdata)), None) = (one.next(), one.next()) {
+        let slice = &text[s..e];
+        let plain = if cdata {
+            memmem::find(slice.as_bytes(), CDATA_ESCAPED_CLOSE.as_bytes()).is_none()
+        } else {
+            memchr::memchr(b'&', slice.as_bytes()).is_none()
         };
-        if i == first {
-            s += lead;
+        if plain {
+            return Ok(Value {
+                text: Cow::Borrowed(slice),
+                end,
+                multiline_text,
+            });
         }
-        if i == last {
-            e = e.saturating_sub(trail).max(s);
-        }
+    }
+    let mut out = String::with_capacity(kept.clone().map(|(s, e, _)| e - s).sum());
+    for (s, e, cdata) in kept {
         let slice = &text[s..e];
         if cdata {
             push_cdata(slice, &mut out);
         } else {
-            if multiline_text.is_none()
-                && let Some(n) = memchr::memchr(b'\n', slice.as_bytes())
-            {
-                multiline_text = Some(s + n);
-            }
             decode_into(slice, &mut out);
         }
     }
     Ok(Value {
-        text: out,
+        text: Cow::Owned(out),
         end,
         multiline_text,
     })
@@ -555,13 +571,16 @@ fn floor_char(text: &str, at: usize) -> usize {
 
 /// A CDATA section's text: literal, with the original protocol's
 /// `]]&gt;` read as `]]>`.
+/// How a CDATA section writes its own `]]>` (the original protocol's
+/// escape).
+const CDATA_ESCAPED_CLOSE: &str = "]]&gt;";
+
 fn push_cdata(slice: &str, out: &mut String) {
-    const ESCAPED: &str = "]]&gt;";
     let mut rest = slice;
-    while let Some(n) = memmem::find(rest.as_bytes(), ESCAPED.as_bytes()) {
+    while let Some(n) = memmem::find(rest.as_bytes(), CDATA_ESCAPED_CLOSE.as_bytes()) {
         out.push_str(&rest[..n]);
         out.push_str(CDATA_CLOSE);
-        rest = &rest[n + ESCAPED.len()..];
+        rest = &rest[n + CDATA_ESCAPED_CLOSE.len()..];
     }
     out.push_str(rest);
 }
@@ -741,6 +760,7 @@ mod tests {
         value(text, at, &["v"], &mut CdataEnds::default())
             .unwrap()
             .text
+            .into_owned()
     }
 
     #[test]
