@@ -10,6 +10,7 @@
 //! shell scripts have none of them.
 
 use super::Syntax;
+use super::ahead::Ahead;
 use crate::csl::Delimiters;
 
 /// One block of some syntax.
@@ -34,16 +35,88 @@ fn line_at(text: &str, pos: usize) -> Option<(&str, usize)> {
     Some((line.strip_suffix('\r').unwrap_or(line), next))
 }
 
-/// For each kind of closing line: where the last search for it started,
-/// and the start of the line after the closing line it found (`None`:
-/// none from there to the end).
-type Closers = std::collections::HashMap<String, (usize, Option<usize>)>;
+/// Where blocks close, remembered across blocks so that a reply of many
+/// unclosed openers is read about once, not once per opener.
+#[derive(Default)]
+struct Closers<'t> {
+    /// For each kind of closing line: where the last search for it
+    /// started, and the start of the line after the closing line it found
+    /// (`None`: none from there to the end).
+    found: std::collections::HashMap<String, (usize, Option<usize>)>,
+    /// The closing lines of SHAM, NESL and TELT blocks, by text, from the
+    /// first such block that never closes on: their kinds are as many as
+    /// the reply's IDs, so remembering each kind alone would still rescan
+    /// the rest of a reply of unclosed blocks with distinct IDs once per
+    /// block.
+    ahead: Option<Ahead<'t>>,
+    look_ahead: bool,
+}
+
+impl<'t> Closers<'t> {
+    /// Where the line after the first line from `next` on that `pred`
+    /// picks starts, remembered as `key`.
+    fn until(
+        &mut self,
+        text: &str,
+        next: usize,
+        key: &str,
+        pred: &dyn Fn(&str) -> bool,
+    ) -> Option<usize> {
+        if let Some(&(from, found)) = self.found.get(key)
+            && from <= next
+            && found.is_none_or(|end| end > next)
+        {
+            return found;
+        }
+        let mut at = next;
+        let mut found = None;
+        while let Some((l, after)) = line_at(text, at) {
+            if pred(l) {
+                found = Some(after);
+                break;
+            }
+            at = after;
+        }
+        self.found.insert(key.to_string(), (next, found));
+        found
+    }
+
+    /// [`Closers::until`] the line `end` (trailing whitespace allowed), a
+    /// hashbang block's closing line.
+    fn until_line(&mut self, text: &'t str, next: usize, end: &str) -> Option<usize> {
+        if let Some(ahead) = &self.ahead
+            && !ahead.may_come(end, next)
+        {
+            return None;
+        }
+        let found = self.until(text, next, end, &|l| l.trim_end() == end);
+        if found.is_none()
+            && self.look_ahead
+            && self.ahead.is_none()
+            && let Some(from) = super::lines::line_at(text, next, 1)
+        {
+            let key =
+                |l: &'t str| (l.starts_with("#!") || l.starts_with("--END ")).then(|| l.trim_end());
+            self.ahead = Some(Ahead::new(text, &from, key, |_| false));
+        }
+        found
+    }
+}
 
 /// Every block in `text`, in document order. One pass, no copy of the
 /// lines: most lines are passed over on their first byte.
 pub fn blocks(text: &str, delims: &Delimiters) -> Vec<Block> {
+    blocks_with(text, delims, true)
+}
+
+/// [`blocks`]; `look_ahead`: whether to use an [`Ahead`] (the tests check
+/// that it changes nothing but the time taken).
+pub(super) fn blocks_with(text: &str, delims: &Delimiters, look_ahead: bool) -> Vec<Block> {
     let csl_first = delims.start.as_bytes().first().copied();
-    let mut closers = Closers::new();
+    let mut closers = Closers {
+        look_ahead,
+        ..Closers::default()
+    };
     let csl_end = CslEnd::new(delims);
     let mut found = Vec::new();
     let mut fence = Fence::default();
@@ -120,39 +193,19 @@ impl Fence {
 /// never closes, or has no closing line of its own). `cml`: whether a CML
 /// element may start here (not inside another language's code fence).
 #[allow(clippy::too_many_arguments)]
-fn opener(
-    text: &str,
+fn opener<'t>(
+    text: &'t str,
     pos: usize,
     line: &str,
     next: usize,
     delims: &Delimiters,
     csl_end: &CslEnd,
-    closers: &mut Closers,
+    closers: &mut Closers<'t>,
     cml: bool,
 ) -> Option<(Syntax, Option<usize>)> {
     let first = *line.as_bytes().first()?;
-    // Where the block's closing line is, by the kind of closing line:
-    // remembered across blocks, so that a reply of many unclosed openers
-    // is read once per kind, not once per opener.
-    let mut until = |key: &str, pred: &dyn Fn(&str) -> bool| {
-        if let Some(&(from, found)) = closers.get(key)
-            && from <= next
-            && found.is_none_or(|end| end > next)
-        {
-            return found;
-        }
-        let mut at = next;
-        let mut found = None;
-        while let Some((l, after)) = line_at(text, at) {
-            if pred(l) {
-                found = Some(after);
-                break;
-            }
-            at = after;
-        }
-        closers.insert(key.to_string(), (next, found));
-        found
-    };
+    // Where the block's closing line is, by the kind of closing line.
+    let mut until = |key: &str, pred: &dyn Fn(&str) -> bool| closers.until(text, next, key, pred);
     // CSL first: its delimiters are configurable and may start with any
     // character.
     if let Some(rest) = line.strip_prefix(delims.start.as_str()) {
@@ -164,14 +217,14 @@ fn opener(
                 }
                 // Searched for by its text (most replies are CSL: this is
                 // the hot path), remembered like the other closing lines.
-                if let Some(&(from, found)) = closers.get("csl")
+                if let Some(&(from, found)) = closers.found.get("csl")
                     && from <= next
                     && found.is_none_or(|end| end > next)
                 {
                     return Some((Syntax::Csl, found));
                 }
                 let found = csl_end.after(text, next);
-                closers.insert("csl".to_string(), (next, found));
+                closers.found.insert("csl".to_string(), (next, found));
                 return Some((Syntax::Csl, found));
             }
         }
@@ -236,7 +289,7 @@ fn opener(
         b'#' => {
             if let Some(id) = hashbang_id(line, "#!SHAM [@three-char-SHA-256:") {
                 let end = format!("#!END_SHAM_{id}");
-                return Some((Syntax::Sham, until(&end, &|l| l.trim_end() == end)));
+                return Some((Syntax::Sham, closers.until_line(text, next, &end)));
             }
             // NESL, SHAM's later spelling: `#!nesl […: ID]` … `#!end_ID`.
             for prefix in [
@@ -245,12 +298,12 @@ fn opener(
             ] {
                 if let Some(id) = hashbang_id(line, prefix) {
                     let end = format!("#!end_{id}");
-                    return Some((Syntax::Sham, until(&end, &|l| l.trim_end() == end)));
+                    return Some((Syntax::Sham, closers.until_line(text, next, &end)));
                 }
             }
             if let Some(id) = hashbang_id(line, "#!telt [3-char SHA:") {
                 let end = format!("--END {id}--");
-                return Some((Syntax::Telt, until(&end, &|l| l.trim_end() == end)));
+                return Some((Syntax::Telt, closers.until_line(text, next, &end)));
             }
             None
         }

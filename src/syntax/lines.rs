@@ -29,6 +29,11 @@ impl<'t> Lines<'t> {
         }
     }
 
+    /// Goes to the end of the text: no line follows.
+    pub fn finish(&mut self) {
+        self.pos = self.text.len();
+    }
+
     /// Goes back (or on) to `line`, which the next call returns.
     pub fn seek(&mut self, line: &Line<'_>) {
         self.pos = line.start;

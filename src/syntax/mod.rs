@@ -13,6 +13,7 @@
 //! `diff`, `patch` and `json`: every syntax detection recognises.
 
 pub mod actions;
+mod ahead;
 pub mod aider;
 pub mod cml;
 pub mod csl;

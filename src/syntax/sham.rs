@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 
 use super::actions::{self, BlockRead, Call, Param, Problem, Style, problem};
+use super::ahead::Ahead;
 use super::lines::{Line, Lines, value_between};
 use super::{Dropped, Parsed, Syntax};
 use crate::csl::DiagnosticKind;
@@ -75,6 +76,15 @@ fn opener(line: &str) -> Option<(Spelling, Option<&str>)> {
     Some((*spelling, id))
 }
 
+/// The key of a line that can end a heredoc, for [`Ahead`]: its text,
+/// when it is a word (a terminator) or a hashbang line (a block's
+/// closing line).
+fn heredoc_end(line: &str) -> Option<&str> {
+    let t = line.trim_end();
+    let word = !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (word || t.starts_with("#!")).then_some(t)
+}
+
 /// Whether an indented line would be an opener at column 1.
 fn indented_opener(line: &str) -> bool {
     line.starts_with([' ', '\t']) && opener(line.trim_start()).is_some()
@@ -82,12 +92,20 @@ fn indented_opener(line: &str) -> bool {
 
 /// Reads the reply as SHAM.
 pub fn parse(text: &str) -> Parsed<'_> {
+    read(text, true)
+}
+
+/// [`parse`]; `look_ahead`: whether to use an [`Ahead`] (the tests check
+/// that it changes nothing but the time taken).
+pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
     let mut reader = Reader {
         text,
         lines: Lines::new(text),
         drafts: Vec::new(),
         diagnostics: Vec::new(),
         dropped: Vec::new(),
+        ahead: None,
+        look_ahead,
     };
     reader.run();
     Parsed {
@@ -107,6 +125,10 @@ struct Reader<'t> {
     drafts: Vec<crate::plan::Draft<'t>>,
     diagnostics: Vec<crate::csl::Diagnostic>,
     dropped: Vec<Dropped>,
+    /// The lines that can end a heredoc, from the first heredoc that never
+    /// ends on (see [`Ahead`]).
+    ahead: Option<Ahead<'t>>,
+    look_ahead: bool,
 }
 
 /// How a block ended.
@@ -292,11 +314,17 @@ impl<'t> Reader<'t> {
     /// closing line (the terminator is missing) or the end of the reply
     /// (then at the first opener inside, if any: the next block).
     fn heredoc(&mut self, word: &str, closer: &str) -> Result<&'t str, HeredocStop<'t>> {
-        let from = self
-            .lines
-            .clone()
-            .next()
-            .map_or(self.text.len(), |l| l.start);
+        let first_line = self.lines.clone().next();
+        let from = first_line.map_or(self.text.len(), |l| l.start);
+        if let Some(ahead) = &self.ahead
+            && !ahead.may_come(word, from)
+            && !ahead.may_come(closer, from)
+        {
+            // Neither line ever comes: what the scan below would find,
+            // without rescanning the rest of the reply.
+            self.lines.finish();
+            return Err(HeredocStop::Eof(ahead.next_stop(from)));
+        }
         let first = word.as_bytes().first().copied();
         let mut next_opener: Option<Line<'t>> = None;
         for line in self.lines.by_ref() {
@@ -312,6 +340,14 @@ impl<'t> Reader<'t> {
                     next_opener = Some(line);
                 }
             }
+        }
+        if self.ahead.is_none()
+            && self.look_ahead
+            && let Some(first_line) = first_line
+        {
+            self.ahead = Some(Ahead::new(self.text, &first_line, heredoc_end, |t| {
+                opener(t).is_some()
+            }));
         }
         Err(HeredocStop::Eof(next_opener))
     }

@@ -25,6 +25,7 @@
 use std::borrow::Cow;
 
 use super::actions::{self, BlockRead, Call, Param, Problem, Style, problem};
+use super::ahead::Ahead;
 use super::lines::{Line, Lines, value_between};
 use super::{Dropped, Parsed, Syntax};
 use crate::csl::DiagnosticKind;
@@ -69,6 +70,22 @@ fn delimiter(line: &str) -> Option<(&str, &str, bool)> {
     Some((name, id, only_comment_after(after)))
 }
 
+/// The ID of a line that ends a value of its block (a delimiter, or an
+/// opener with that ID), for [`Ahead`].
+fn own_line_id(line: &str) -> Option<&str> {
+    match delimiter(line) {
+        Some((_, id, _)) => Some(id),
+        None if line.starts_with(OPENER) => opener(line).and_then(|(id, _)| id),
+        None => None,
+    }
+}
+
+/// Whether a line is where a value that never ends may have meant to
+/// (a wrong-ID END, or the next opener), for [`Ahead`].
+fn ends_value_late(line: &str) -> bool {
+    line.starts_with(OPENER) || delimiter(line).is_some_and(|(name, ..)| name == "END")
+}
+
 /// `=== NAME ===`: the name, and whether only a comment follows.
 fn command(line: &str) -> Option<(&str, bool)> {
     let rest = line.strip_prefix("===")?;
@@ -93,12 +110,20 @@ fn is_comment(line: &str) -> bool {
 
 /// Reads the reply as TELT.
 pub fn parse(text: &str) -> Parsed<'_> {
+    read(text, true)
+}
+
+/// [`parse`]; `look_ahead`: whether to use an [`Ahead`] (the tests check
+/// that it changes nothing but the time taken).
+pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
     let mut reader = Reader {
         text,
         lines: Lines::new(text),
         drafts: Vec::new(),
         diagnostics: Vec::new(),
         dropped: Vec::new(),
+        ahead: None,
+        look_ahead,
     };
     reader.run();
     Parsed {
@@ -118,6 +143,10 @@ struct Reader<'t> {
     drafts: Vec<crate::plan::Draft<'t>>,
     diagnostics: Vec<crate::csl::Diagnostic>,
     dropped: Vec<Dropped>,
+    /// The lines that end or stop a value, from the first block whose END
+    /// never comes on (see [`Ahead`]).
+    ahead: Option<Ahead<'t>>,
+    look_ahead: bool,
 }
 
 /// The command being read and its parameters.
@@ -200,20 +229,10 @@ impl<'t> Reader<'t> {
         let mut fallback: Option<(Line<'t>, bool)> = None;
         loop {
             let Some(line) = self.lines.next() else {
-                if let Some((line, is_end)) = fallback {
-                    if is_end {
-                        block.problems.push(mismatch(&line, id, &end));
-                        self.finish(&mut current, line.start, block);
-                        self.lines.seek(&line);
-                        self.lines.next();
-                        return;
-                    }
-                    block.problems.push(unclosed(open, &end, Some(&line)));
-                    self.lines.seek(&line);
-                    return;
+                if self.ahead.is_none() && self.look_ahead {
+                    self.ahead = Some(Ahead::new(self.text, open, own_line_id, ends_value_late));
                 }
-                block.problems.push(unclosed(open, &end, None));
-                self.finish(&mut current, self.text.len(), block);
+                self.ran_out(open, id, fallback, &mut current, block);
                 return;
             };
             let t = line.text;
@@ -272,6 +291,20 @@ impl<'t> Reader<'t> {
                             }
                         };
                         open_cmd.value = Some((index, line.next));
+                        if let Some(ahead) = &self.ahead
+                            && !ahead.may_come(id, line.next)
+                        {
+                            // None of this block's delimiters comes again:
+                            // the value runs to the end of the reply. Where
+                            // the scan would have stopped, without it.
+                            let fallback = fallback.or_else(|| {
+                                let stop = ahead.next_stop(line.next)?;
+                                Some((stop, !stop.text.starts_with(OPENER)))
+                            });
+                            self.lines.finish();
+                            self.ran_out(open, id, fallback, &mut current, block);
+                            return;
+                        }
                     }
                     None => block.problems.push(problem(
                         &line,
@@ -354,6 +387,36 @@ impl<'t> Reader<'t> {
             .find(|l| !is_comment(l.text))
             .and_then(|l| delimiter(l.text))
             .is_some_and(|(_, line_id, _)| line_id == id)
+    }
+
+    /// Ends a block whose `--END ID--` never came, at the end of the reply:
+    /// at `fallback`, where it most likely meant to end (a wrong-ID END,
+    /// taken as its own; else the next opener, where reading resumes).
+    fn ran_out(
+        &mut self,
+        open: &Line<'t>,
+        id: &str,
+        fallback: Option<(Line<'t>, bool)>,
+        current: &mut Option<Open<'t>>,
+        block: &mut BlockRead<'t>,
+    ) {
+        let end = format!("--END {id}--");
+        match fallback {
+            Some((line, true)) => {
+                block.problems.push(mismatch(&line, id, &end));
+                self.finish(current, line.start, block);
+                self.lines.seek(&line);
+                self.lines.next();
+            }
+            Some((line, false)) => {
+                block.problems.push(unclosed(open, &end, Some(&line)));
+                self.lines.seek(&line);
+            }
+            None => {
+                block.problems.push(unclosed(open, &end, None));
+                self.finish(current, self.text.len(), block);
+            }
+        }
     }
 
     /// Ends the value being read at the line starting at `to`. Before a
