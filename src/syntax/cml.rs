@@ -170,6 +170,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         in_block: false,
         no_close: Default::default(),
         ends: markup::CdataEnds::default(),
+        eol: std::cell::Cell::new((usize::MAX, 0)),
     };
     let drafts = reader.document();
     let fatal = reader.fatal;
@@ -228,6 +229,9 @@ struct Reader<'t> {
     no_close: [Option<NoClose>; 6],
     /// Where the next `]]>` is.
     ends: markup::CdataEnds,
+    /// The last line end found, and from where it was searched: see
+    /// [`Reader::line_end`].
+    eol: std::cell::Cell<(usize, usize)>,
 }
 
 /// A search for a closing tag that found none: where it started, and the
@@ -243,13 +247,28 @@ struct Errors {
 }
 
 impl<'t> Reader<'t> {
+    /// The end of the line `at` is on ([`markup::line_end`]). The reader
+    /// asks again and again from further along one line (after each
+    /// element on it): a reply of 100,000 elements on one line must not be
+    /// searched to its end 100,000 times. The last answer holds for every
+    /// position from where it was searched up to the end it found.
+    fn line_end(&self, at: usize) -> usize {
+        let (from, end) = self.eol.get();
+        if from <= at && at <= end {
+            return end;
+        }
+        let end = markup::line_end(self.text.as_bytes(), at);
+        self.eol.set((at, end));
+        end
+    }
+
     fn document(&mut self) -> Vec<Draft<'t>> {
         let bytes = self.text.as_bytes();
         let mut drafts = Vec::new();
         let mut fence = super::detect::Fence::default();
         let mut pos = 0;
         while pos < bytes.len() && !self.fatal {
-            let eol = markup::line_end(bytes, pos);
+            let eol = self.line_end(pos);
             // A position after an element is mid-line: no fence there.
             let at_line_start = pos == 0 || bytes[pos - 1] == b'\n';
             let line = &self.text[pos..eol];
@@ -274,7 +293,7 @@ impl<'t> Reader<'t> {
             // there is prose.
             let after = skip_blanks(bytes, read.resume);
             pos = if bytes.get(after) == Some(&b'<') {
-                let eol = markup::line_end(bytes, after);
+                let eol = self.line_end(after);
                 if opener(&self.text[after..eol]).is_some() {
                     after
                 } else {
@@ -283,7 +302,7 @@ impl<'t> Reader<'t> {
             } else if bytes.get(after) == Some(&b'\n') {
                 after + 1
             } else {
-                markup::line_end(bytes, after) + 1
+                self.line_end(after) + 1
             };
         }
         drafts
@@ -415,11 +434,10 @@ impl<'t> Reader<'t> {
     /// top level the next line (its lines are prose or other elements);
     /// inside a block, after the element's closing tag if it has one.
     fn after_broken_tag(&mut self, at: usize, element: Element, top_level: bool) -> usize {
-        let bytes = self.text.as_bytes();
         if top_level {
-            return markup::line_end(bytes, at) + 1;
+            return self.line_end(at) + 1;
         }
-        let eol = markup::line_end(bytes, at);
+        let eol = self.line_end(at);
         match self.find_close(eol, element) {
             Ok(Some(end)) => end,
             _ => eol,
@@ -438,7 +456,6 @@ impl<'t> Reader<'t> {
         top_level: bool,
         errors: &mut Errors,
     ) -> usize {
-        let bytes = self.text.as_bytes();
         // Stopped at the next top-level element: this one lacks its
         // closing tag (searching on would swallow the next one's).
         let next_element = top_level && self.starts_element(stopped);
@@ -471,7 +488,7 @@ impl<'t> Reader<'t> {
                 // as such; a text may have run anywhere, so only the
                 // opening line is certain to be this element's.
                 if top_level && !next_element && matches!(element, Element::Write | Element::Run) {
-                    markup::line_end(bytes, at) + 1
+                    self.line_end(at) + 1
                 } else {
                     stopped
                 }
@@ -675,7 +692,7 @@ impl<'t> Reader<'t> {
         let bytes = self.text.as_bytes();
         at > 0
             && bytes.get(at - 1) == Some(&b'\n')
-            && opener(&self.text[at..markup::line_end(bytes, at)]).is_some()
+            && opener(&self.text[at..self.line_end(at)]).is_some()
     }
 
     /// `<move/>` or `<remove/>`: attributes only.
@@ -784,7 +801,7 @@ impl<'t> Reader<'t> {
                             .map(|p| (p, t))
                     });
                 let Some((part, child)) = part else {
-                    let eol = markup::line_end(bytes, pos);
+                    let eol = self.line_end(pos);
                     self.report(
                         DiagnosticKind::MalformedXml,
                         pos,
@@ -986,7 +1003,7 @@ impl<'t> Reader<'t> {
                     Element::from_name(&self.text[pos + 1..name_end])
                 })
                 .flatten();
-            let eol = markup::line_end(bytes, pos);
+            let eol = self.line_end(pos);
             match child {
                 Some(Element::Tasks) => {
                     self.report(

@@ -120,6 +120,14 @@ pub fn skip_space(bytes: &[u8], at: usize) -> usize {
         .map_or(0, |rest| rest.iter().take_while(|&&b| is_space(b)).count())
 }
 
+/// [`line_end`], or `limit` if the line goes on past it: searches only up
+/// to `limit`.
+fn line_end_within(bytes: &[u8], at: usize, limit: usize) -> usize {
+    let limit = limit.min(bytes.len());
+    let at = at.min(limit);
+    memchr::memchr(b'\n', &bytes[at..limit]).map_or(limit, |n| at + n)
+}
+
 /// The end of the line `at` is on (its `\n`, or the end of the text).
 pub fn line_end(bytes: &[u8], at: usize) -> usize {
     let at = at.min(bytes.len());
@@ -246,9 +254,14 @@ fn attribute<'t>(text: &'t str, at: usize, tag: &mut Tag<'t>) -> Result<usize, P
         }
     };
     // A value stays on its line: a quote left open would otherwise swallow
-    // the text after the tag.
-    let eol = line_end(bytes, open + 1);
-    let Some(close) = memchr::memchr(quote, &bytes[open + 1..eol]).map(|n| open + 1 + n) else {
+    // the text after the tag. The quote and the line end are searched for
+    // together: a value must not cost a search to the end of a long line
+    // (a reply of many elements on one line).
+    let stop =
+        memchr::memchr2(quote, b'\n', &bytes[open + 1..]).map_or(bytes.len(), |n| open + 1 + n);
+    let close = (bytes.get(stop) == Some(&quote)).then_some(stop);
+    let Some(close) = close else {
+        let eol = stop;
         return Err(Problem::new(
             open,
             eol,
@@ -435,7 +448,7 @@ pub fn value<'t>(
             // ended the section.
             return Err(ValueError::Broken(early_close(*end, name)));
         } else {
-            let end = line_end(bytes, lt).min(lt + 40);
+            let end = line_end_within(bytes, lt, lt + 40);
             let end = floor_char(text, end);
             return Err(ValueError::Broken(Problem::new(
                 lt,
@@ -668,7 +681,7 @@ pub fn closing_tag(text: &str, at: usize, name: &str) -> Result<usize, Problem> 
     if found == name && bytes.get(gt) == Some(&b'>') {
         return Ok(gt + 1);
     }
-    let end = floor_char(text, line_end(bytes, at).min(gt + 1));
+    let end = floor_char(text, line_end_within(bytes, at, gt + 1));
     let shown = text[at..end].trim_end();
     Err(Problem::new(
         at,
