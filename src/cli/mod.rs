@@ -13,6 +13,7 @@ mod guard;
 mod hook;
 mod input;
 mod log;
+mod paint;
 mod parse;
 mod prompt;
 mod settings;
@@ -21,11 +22,14 @@ mod status;
 mod step;
 mod undo;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 pub use input::ReplyInput;
+
+use crate::style::Painted;
 
 /// Apply the file edits and commands an LLM writes in its reply, safely,
 /// inside git history
@@ -42,6 +46,10 @@ pub use input::ReplyInput;
     max_term_width = 100
 )]
 pub struct Cli {
+    /// When to colour the output (auto: on a terminal, unless NO_COLOR or
+    /// git config color.ui say otherwise)
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    pub color: Option<paint::ColorWhen>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -128,6 +136,13 @@ impl CliError {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // What the hooks print goes to git (a pusher's `remote:` lines) and
+    // into notes and commit messages: never coloured.
+    let color = match cli.command {
+        Command::Hook(_) => Some(paint::ColorWhen::Never),
+        _ => cli.color,
+    };
+    paint::choose(color, Path::new("."));
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),
@@ -146,9 +161,10 @@ pub fn main() -> ExitCode {
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            let palette = paint::stderr();
+            eprintln!("{}: {}", Painted(palette.bad, "error"), e.message);
             if let Some(hint) = &e.hint {
-                eprintln!("hint: {hint}");
+                eprintln!("{}: {hint}", Painted(palette.hint, "hint"));
             }
             ExitCode::from(Outcome::Fatal.exit_code())
         }

@@ -139,11 +139,12 @@ pub(crate) fn write_text(
     parsed: &Parsed<'_>,
     origin: &str,
 ) -> std::io::Result<()> {
+    let palette = super::paint::stdout();
     for d in &parsed.diagnostics {
         writeln!(
             out,
             "{}",
-            csl::diagnostic::render(d, &parsed.source, origin)
+            csl::diagnostic::render_in(d, &parsed.source, origin, &palette)
         )?;
     }
     writeln!(out, "{}", summary(parsed, origin))

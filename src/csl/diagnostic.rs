@@ -7,6 +7,7 @@
 use std::fmt::{self, Write as _};
 
 use super::ast::{OpKind, Span, TaskId};
+use crate::style::{Painted, Palette};
 
 /// How bad a problem is, in the spec's three levels (csl.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -235,21 +236,45 @@ impl Counts {
 /// `source` is the text the diagnostic's offsets refer to; `origin` names it
 /// (a file name, or `<stdin>`).
 pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
+    render_in(d, source, origin, &Palette::PLAIN)
+}
+
+/// [`render`] in `palette`'s colours, as rustc colours its diagnostics:
+/// the severity and the carets in its colour, the gutter blue.
+pub fn render_in(d: &Diagnostic, source: &str, origin: &str, palette: &Palette) -> String {
     let mut out = String::new();
+    let level = match d.severity() {
+        Severity::Warning => palette.warn,
+        Severity::Fatal | Severity::Invalid => palette.bad,
+    };
     let _ = writeln!(
         out,
-        "{}[{}]: {}",
-        d.severity().name(),
-        d.kind.code(),
+        "{}: {}",
+        Painted(
+            level,
+            &format!("{}[{}]", d.severity().name(), d.kind.code())
+        ),
         d.message
     );
     let gutter = d.line.to_string().len();
     let pad = " ".repeat(gutter);
-    let _ = writeln!(out, "{pad}--> {origin}:{}:{}", d.line, d.column);
+    let bar = Painted(palette.gutter, "|");
+    let _ = writeln!(
+        out,
+        "{pad}{} {origin}:{}:{}",
+        Painted(palette.gutter, "-->"),
+        d.line,
+        d.column
+    );
     if let Some(text) = line_text(source, d.line_start) {
         let shown = text.replace('\t', "    ");
-        let _ = writeln!(out, "{pad} |");
-        let _ = writeln!(out, "{} | {}", d.line, shown);
+        let _ = writeln!(out, "{pad} {bar}");
+        let _ = writeln!(
+            out,
+            "{} {bar} {}",
+            Painted(palette.gutter, &d.line.to_string()),
+            shown
+        );
         // A span from any front end may fall inside a character: the caret
         // goes to the character it is in (rendering never panics).
         let at = floor_boundary(text, d.span.start.saturating_sub(d.line_start));
@@ -263,13 +288,13 @@ pub fn render(d: &Diagnostic, source: &str, origin: &str) -> String {
             .max(1);
         let _ = writeln!(
             out,
-            "{pad} | {}{}",
+            "{pad} {bar} {}{}",
             " ".repeat(lead_width),
-            "^".repeat(width)
+            Painted(level, &"^".repeat(width))
         );
     }
     if let Some(hint) = &d.hint {
-        let _ = writeln!(out, "{pad} = hint: {hint}");
+        let _ = writeln!(out, "{pad} = {}: {hint}", Painted(palette.hint, "hint"));
     }
     out
 }

@@ -105,6 +105,13 @@ impl Drop for Repository {
     }
 }
 
+/// A `git config` value from the system and global files alone, for a
+/// command run outside any repository (`color.ui` for `git clada parse`).
+pub fn global_config_string(key: &str) -> Option<String> {
+    let file = gix::config::File::from_globals().ok()?;
+    file.string(key).map(|v| v.to_string())
+}
+
 impl Repository {
     pub(super) fn new(repo: gix::Repository) -> Repository {
         Repository {

@@ -3,24 +3,25 @@
 
 use std::fmt::Write as _;
 
-use super::TaskReport;
+use super::{Status, TaskReport};
 use crate::csl::OpKind;
+use crate::style::{Painted, Palette};
 
 /// The line(s) of one task, its block's operations first.
-pub fn task_lines(task: &TaskReport) -> String {
-    lines(task, Output::Read)
+pub fn task_lines(task: &TaskReport, palette: &Palette) -> String {
+    lines(task, Output::Read, palette)
 }
 
 /// [`task_lines`] without any output: what a commit message records.
 pub fn task_lines_without_output(task: &TaskReport) -> String {
-    lines(task, Output::None)
+    lines(task, Output::None, &Palette::PLAIN)
 }
 
 /// [`task_lines`], each RUN's output first as `[task-N:exec] line`: what
 /// a stream would have shown, for `--output-mode buffer`. A READ's output
 /// (`[task-N:read] line`) is in both.
-pub fn task_lines_with_output(task: &TaskReport) -> String {
-    lines(task, Output::All)
+pub fn task_lines_with_output(task: &TaskReport, palette: &Palette) -> String {
+    lines(task, Output::All, palette)
 }
 
 /// Which output a task's lines include.
@@ -32,10 +33,10 @@ enum Output {
     All,
 }
 
-fn lines(task: &TaskReport, output: Output) -> String {
+fn lines(task: &TaskReport, output: Output, palette: &Palette) -> String {
     let mut out = String::new();
     for child in &task.operations {
-        out.push_str(&lines(child, output));
+        out.push_str(&lines(child, output, palette));
     }
     let label = match (task.op, output) {
         (_, Output::None) => None,
@@ -57,7 +58,14 @@ fn lines(task: &TaskReport, output: Output) -> String {
         out,
         "[task-{}] {}: {}{} - {}",
         task.task,
-        task.status.name(),
+        Painted(
+            match task.status {
+                Status::Success => palette.good,
+                Status::Skip => palette.warn,
+                Status::Error | Status::Fatal => palette.bad,
+            },
+            task.status.name()
+        ),
         task.op,
         target,
         task.message

@@ -6,6 +6,7 @@
 
 mod apply;
 mod apply_crash;
+mod color;
 mod common;
 mod conformance;
 mod help;

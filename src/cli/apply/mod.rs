@@ -226,6 +226,7 @@ pub(crate) fn resolve(
         format: format.unwrap_or(Format::Text),
         output_mode: output_mode.unwrap_or(OutputMode::Stream),
         error_detail,
+        palette: super::paint::stdout(),
     };
     let settings = Settings {
         dry_run: layers
@@ -533,7 +534,9 @@ fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
         on_line: commands::output_lines(streaming),
         on_task: Box::new(move |t| {
             if streaming {
-                let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+                let _ = write_stdout(|out| {
+                    out.write_all(task_lines(t, &super::paint::stdout()).as_bytes())
+                });
             }
         }),
     }
@@ -635,6 +638,7 @@ fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Out
     match format {
         Format::Json => render::write_json(&render::fatal_report(parsed, message))?,
         Format::Text => {
+            let palette = super::paint::stdout();
             write_stdout(|out| {
                 for d in parsed
                     .diagnostics
@@ -644,7 +648,7 @@ fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Out
                     writeln!(
                         out,
                         "{}",
-                        csl::diagnostic::render(d, &parsed.source, origin)
+                        csl::diagnostic::render_in(d, &parsed.source, origin, &palette)
                     )?;
                 }
                 writeln!(out, "{message}")

@@ -7,6 +7,7 @@ use crate::csl::{Diagnostic, Severity};
 use crate::git::ObjectId;
 use crate::report::text::task_lines_with_output;
 use crate::report::{Tally, TaskReport};
+use crate::style::{Painted, Palette};
 use crate::syntax::Parsed;
 use crate::transaction::{Applied, Ending, Verified};
 
@@ -19,6 +20,9 @@ pub(crate) struct Presentation {
     pub format: Format,
     pub output_mode: OutputMode,
     pub error_detail: ErrorDetail,
+    /// The colours of the text report (none unless it goes to a
+    /// terminal, or colour is asked for).
+    pub palette: Palette,
 }
 
 /// The JSON report (doc/report.md).
@@ -185,7 +189,7 @@ pub(crate) fn render(
     let buffered = !streamed && presentation.output_mode == OutputMode::Buffer;
     if buffered {
         for t in &applied.reports {
-            w.write_all(task_lines_with_output(t).as_bytes())?;
+            w.write_all(task_lines_with_output(t, &presentation.palette).as_bytes())?;
         }
     }
     if let Some(v) = &applied.verify {
@@ -194,7 +198,12 @@ pub(crate) fn render(
                 writeln!(w, "[verify] {line}")?;
             }
         }
-        let status = if v.passed { "PASSED" } else { "FAILED" };
+        let palette = &presentation.palette;
+        let status = if v.passed {
+            Painted(palette.good, "PASSED")
+        } else {
+            Painted(palette.bad, "FAILED")
+        };
         writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
         for detail in &v.details {
             writeln!(w, "    {detail}")?;
@@ -209,7 +218,11 @@ pub(crate) fn render(
         )?;
     }
     for warning in &applied.warnings {
-        writeln!(w, "warning: {warning}")?;
+        writeln!(
+            w,
+            "{}: {warning}",
+            Painted(presentation.palette.warn, "warning")
+        )?;
     }
     for failed in &worktree.failed {
         writeln!(
@@ -233,7 +246,7 @@ pub(crate) fn render(
         )?;
     }
     if let Some(diff) = &applied.diff {
-        w.write_all(diff.as_bytes())?;
+        w.write_all(presentation.palette.diff(diff).as_bytes())?;
     }
     let ids = match (applied.pre, applied.post) {
         (_, Some(post)) if !matches!(applied.ending, Ending::Rejected | Ending::BranchMoved) => {
