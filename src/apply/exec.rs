@@ -10,6 +10,7 @@ use crate::plan::{Op, RepoPath, Step, Task};
 use crate::report::{Status, TaskReport};
 use crate::run::Runner;
 
+use super::feedback::Feedback;
 use super::files::{FileData, Files, Workspace};
 use super::search::{MatchMode, Search, SearchError, search_within};
 use super::write::{Write, write};
@@ -81,6 +82,9 @@ pub fn execute<F: Workspace>(
                 details: Vec::new(),
                 operations: Vec::new(),
                 output: None,
+                lines: Vec::new(),
+                closest: None,
+                already_present: None,
             },
         };
         on_task(&report);
@@ -150,6 +154,9 @@ fn run_block<F: Workspace>(
         details,
         operations,
         output: None,
+        lines: Vec::new(),
+        closest: None,
+        already_present: None,
     }
 }
 
@@ -167,6 +174,9 @@ fn bare(step: &Step) -> TaskReport {
         details: Vec::new(),
         operations: Vec::new(),
         output: None,
+        lines: Vec::new(),
+        closest: None,
+        already_present: None,
     }
 }
 
@@ -197,7 +207,9 @@ fn run_step<F: Workspace>(
                 count: *count,
                 mode: options.match_mode,
             };
-            run_search(files, path, &s, options)
+            let (outcome, found) = run_search(files, path, &s, options);
+            found.fill(&mut report, path);
+            outcome
         }
         Op::Run { dir, script } => {
             let label = format!("task-{}:exec", step.task);
@@ -223,7 +235,11 @@ fn run_step<F: Workspace>(
             hunks,
             locate,
             final_newline,
-        } => run_edit(files, path, hunks, *locate, *final_newline, options),
+        } => {
+            let (outcome, found) = run_edit(files, path, hunks, *locate, *final_newline, options);
+            found.fill(&mut report, path);
+            outcome
+        }
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -258,6 +274,33 @@ impl From<super::files::FilesError> for Failure {
             error_type: Some(e.error_type()),
             message: e.to_string(),
             details: e.hint().into_iter().collect(),
+        }
+    }
+}
+
+/// What a SEARCH or an edit of lines found, for the report's typed
+/// fields (`TaskReport::lines`, `closest`, `already_present`).
+#[derive(Default)]
+struct Found {
+    lines: Vec<u32>,
+    feedback: Option<Box<Feedback>>,
+}
+
+impl Found {
+    fn lines(lines: &[u32]) -> Found {
+        let mut lines = lines.to_vec();
+        lines.dedup();
+        Found {
+            lines,
+            feedback: None,
+        }
+    }
+
+    fn fill(self, report: &mut TaskReport, path: &RepoPath) {
+        report.lines = self.lines;
+        if let Some(fb) = self.feedback {
+            report.closest = fb.region(path.as_str());
+            report.already_present = fb.already_present;
         }
     }
 }
@@ -499,6 +542,18 @@ fn run_search<F: Files>(
     path: &RepoPath,
     s: &Search<'_>,
     options: &ExecOptions,
+) -> (Outcome, Found) {
+    let mut found = Found::default();
+    let outcome = search(files, path, s, options, &mut found);
+    (outcome, found)
+}
+
+fn search<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    s: &Search<'_>,
+    options: &ExecOptions,
+    found: &mut Found,
 ) -> Outcome {
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
@@ -524,6 +579,7 @@ fn run_search<F: Files>(
         .is_none_or(|until| std::time::Instant::now() < until);
     match search_within(&existing.bytes, s, options.max_file_size, look) {
         Ok(done) if done.bytes == existing.bytes => {
+            *found = Found::lines(&done.lines);
             let where_ = match done.lines.as_slice() {
                 [one] => format!("line {one}"),
                 many => format!("lines {}", join(many)),
@@ -538,6 +594,7 @@ fn run_search<F: Files>(
             ))
         }
         Ok(done) => {
+            *found = Found::lines(&done.lines);
             let mut lines = done.lines.clone();
             lines.dedup();
             let where_ = match lines.as_slice() {
@@ -555,7 +612,7 @@ fn run_search<F: Files>(
             )?;
             Ok((message, details))
         }
-        Err(e) => Err(search_failure(e, options)),
+        Err(e) => Err(search_failure(e, options, found)),
     }
 }
 
@@ -566,7 +623,7 @@ fn join(lines: &[u32]) -> String {
     list(&seen)
 }
 
-fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
+fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> Failure {
     let error_type = Some(e.error_type());
     let mut message = e.to_string();
     let mut details = Vec::new();
@@ -585,9 +642,18 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
                     found.len()
                 ));
             }
+            *typed = Found::lines(&found);
             if let Some(fb) = feedback {
+                if let Some(line) = fb.already_present {
+                    message.push_str(&format!(
+                        ", but the replacement already stands at line {line}: the edit looks applied already and needs no resend"
+                    ));
+                }
                 details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
-                details.push("copy the text to replace from the file exactly as it is now, including indentation".to_string());
+                details.push(fb.closing_advice(
+                    "copy the text to replace from the file exactly as it is now, including indentation",
+                ));
+                typed.feedback = Some(fb);
             }
         }
         SearchError::RangeWithoutEnd { .. } => {
@@ -596,7 +662,8 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
                     .to_string(),
             );
         }
-        SearchError::AmbiguousWhitespace { .. } => {
+        SearchError::AmbiguousWhitespace { lines } => {
+            *typed = Found::lines(&lines);
             details.push(
                 "include more of the surrounding lines so that only one region matches".to_string(),
             );
@@ -622,6 +689,28 @@ fn run_edit<F: Files>(
     locate: crate::plan::Locate,
     final_newline: Option<bool>,
     options: &ExecOptions,
+) -> (Outcome, Found) {
+    let mut found = Found::default();
+    let outcome = edit_lines(
+        files,
+        path,
+        hunks,
+        locate,
+        final_newline,
+        options,
+        &mut found,
+    );
+    (outcome, found)
+}
+
+fn edit_lines<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    hunks: &[crate::plan::Hunk],
+    locate: crate::plan::Locate,
+    final_newline: Option<bool>,
+    options: &ExecOptions,
+    found: &mut Found,
 ) -> Outcome {
     use super::edit::{EditError, edit};
     let Some(existing) = files.read(path)? else {
@@ -652,6 +741,7 @@ fn run_edit<F: Files>(
             done.notes,
         )),
         Ok(done) => {
+            *found = Found::lines(&done.lines);
             let message = match done.lines.as_slice() {
                 [one] => format!("replaced 1 hunk (line {one})"),
                 many => format!("replaced {} hunks (lines {})", many.len(), join(many)),
@@ -691,7 +781,9 @@ fn run_edit<F: Files>(
                     of,
                     lines,
                     step,
-                } => (
+                } => {
+                    *found = Found::lines(&lines);
+                    (
                     format!(
                         "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
                         of_hunks(hunk, of),
@@ -706,7 +798,8 @@ fn run_edit<F: Files>(
                         "include more of the surrounding lines, so that the lines to change match only where you mean"
                             .to_string(),
                     ],
-                ),
+                    )
+                }
                 EditError::NotFound {
                     hunk,
                     of,
@@ -715,8 +808,16 @@ fn run_edit<F: Files>(
                 } => (
                     format!(
                         "{}the context line `{anchor}` is not in the file{}; nothing was changed",
-                        if of == 1 { String::new() } else { format!("hunk {hunk} of {of}: ") },
-                        if hunk > 1 { " after the hunks before it" } else { "" }
+                        if of == 1 {
+                            String::new()
+                        } else {
+                            format!("hunk {hunk} of {of}: ")
+                        },
+                        if hunk > 1 {
+                            " after the hunks before it"
+                        } else {
+                            ""
+                        }
                     ),
                     vec!["copy the @@ context line from the file exactly as it is now".to_string()],
                 ),
@@ -727,7 +828,11 @@ fn run_edit<F: Files>(
                     let mut message = format!(
                         "{} are not in the file{}; nothing was changed",
                         of_hunks(hunk, of),
-                        if hunk > 1 { " after the hunks before it" } else { "" }
+                        if hunk > 1 {
+                            " after the hunks before it"
+                        } else {
+                            ""
+                        }
                     );
                     if let Some(fb) = feedback {
                         if let Some(line) = fb.already_present {
@@ -737,10 +842,10 @@ fn run_edit<F: Files>(
                             );
                         }
                         details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
-                        details.push(
-                            "copy the lines to change from the file exactly as they are now, including indentation"
-                                .to_string(),
-                        );
+                        details.push(fb.closing_advice(
+                            "copy the lines to change from the file exactly as they are now, including indentation",
+                        ));
+                        found.feedback = Some(fb);
                     }
                     (message, details)
                 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::git::{Head, ObjectId, Repository};
 use crate::history::commits::{Kind, Unit, kind, trailer, unit_at};
 use crate::history::{session, undo_stack};
+use crate::report::Tally;
 
 use super::apply::Format;
 use super::guard::{git_err, open};
@@ -60,7 +61,8 @@ struct Entry {
     summary: String,
     /// Committer time, seconds since the epoch.
     time: i64,
-    tasks: Option<String>,
+    /// The `Clada-Tasks` trailer's counts (`None`: the commit has none).
+    tasks: Option<Tally>,
     pre: Option<String>,
     base: Option<String>,
 }
@@ -107,7 +109,7 @@ fn entry(unit: &Unit) -> Entry {
         },
         summary: unit.summary().to_string(),
         time: unit.top.time,
-        tasks: trailer(&unit.top.message, "Clada-Tasks").map(str::to_string),
+        tasks: trailer(&unit.top.message, "Clada-Tasks").and_then(Tally::parse),
         pre: unit.pre.as_ref().map(|p| p.id.to_string()),
         base: unit.base.map(|b| b.to_string()),
     }

@@ -11,6 +11,7 @@ use crate::git::lock::Holder;
 use crate::git::{Head, ObjectId, Repository};
 use crate::history::commits::{Kind, last_apply, trailer, units_from};
 use crate::history::{session, undo_stack};
+use crate::report::Tally;
 
 use super::apply::Format;
 use super::guard::{git_err, list_paths, open, short_branch};
@@ -46,13 +47,19 @@ struct Report {
     uncommitted: Vec<String>,
     /// `refs/clada/rejected/<n>` results of applies that did not move the branch.
     rejected: Vec<String>,
-    /// The process id holding clada's lock, if any.
-    lock_holder: Option<String>,
-    /// The process id of a clada command that died holding the lock (the
-    /// next command breaks it).
-    stale_lock: Option<String>,
+    /// clada's lock, when a lock file is there.
+    lock: Option<LockView>,
     /// An update of the working tree cut short, finished by the next command.
     interrupted_update: bool,
+}
+
+/// Who holds clada's lock.
+#[derive(Serialize)]
+struct LockView {
+    /// The holder's process id (`None`: not written yet, or unreadable).
+    pid: Option<u32>,
+    /// The holder is gone (killed); the next command breaks the lock.
+    stale: bool,
 }
 
 #[derive(Serialize)]
@@ -69,7 +76,8 @@ struct Stepped {
 struct ApplyView {
     commit: String,
     summary: String,
-    tasks: Option<String>,
+    /// The `Clada-Tasks` trailer's counts (`None`: the commit has none).
+    tasks: Option<Tally>,
     pre: Option<String>,
 }
 
@@ -143,11 +151,16 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
     };
     let head_tree = repo.tree_of(head_commit).map_err(git_err)?;
     let (changed, unmerged) = repo.changed_paths(head_tree).map_err(git_err)?;
-    let (lock_holder, stale_lock) = match crate::git::lock::holder(repo.git_dir()) {
-        Some(Holder::Running(pid)) => (Some(pid), None),
-        Some(Holder::Gone(pid)) => (None, Some(pid)),
-        None => (None, None),
-    };
+    let lock = crate::git::lock::holder(repo.git_dir()).map(|h| {
+        let (pid, stale) = match h {
+            Holder::Running(pid) => (pid, false),
+            Holder::Gone(pid) => (pid, true),
+        };
+        LockView {
+            pid: pid.parse().ok(),
+            stale,
+        }
+    });
     let interrupted_update = ["clada-switch", "clada-worktree-update"]
         .iter()
         .any(|f| repo.git_dir().join(f).exists());
@@ -159,7 +172,7 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         last_apply: last.map(|u| ApplyView {
             commit: u.top.id.to_string(),
             summary: u.summary().to_string(),
-            tasks: trailer(&u.top.message, "Clada-Tasks").map(str::to_string),
+            tasks: trailer(&u.top.message, "Clada-Tasks").and_then(Tally::parse),
             pre: u.pre.as_ref().map(|p| p.id.to_string()),
         }),
         undoable,
@@ -170,8 +183,7 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
             unmerged
         },
         rejected: repo.refs_under("refs/clada/rejected/").map_err(git_err)?,
-        lock_holder,
-        stale_lock,
+        lock,
         interrupted_update,
     })
 }
@@ -243,7 +255,8 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
                 "last apply: {} \"{}\" ({}){pre}; its reply: git clada show {}",
                 &a.commit[..7],
                 a.summary,
-                a.tasks.as_deref().unwrap_or("no task count"),
+                a.tasks
+                    .map_or_else(|| "no task count".to_string(), |t| t.to_string()),
                 &a.commit[..7]
             ));
         }
@@ -279,15 +292,17 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
             list_paths(&r.rejected, 5)
         ));
     }
-    if let Some(pid) = &r.lock_holder {
-        lines.push(format!(
-            "another clada command holds the lock (pid {pid}); what is shown may change when it finishes"
-        ));
-    }
-    if let Some(pid) = &r.stale_lock {
-        lines.push(format!(
-            "a lock was left by a clada command that is gone (pid {pid}, killed); the next clada command clears it"
-        ));
+    if let Some(lock) = &r.lock {
+        let pid = lock.pid.map_or_else(|| "?".to_string(), |p| p.to_string());
+        lines.push(if lock.stale {
+            format!(
+                "a lock was left by a clada command that is gone (pid {pid}, killed); the next clada command clears it"
+            )
+        } else {
+            format!(
+                "another clada command holds the lock (pid {pid}); what is shown may change when it finishes"
+            )
+        });
     }
     if r.interrupted_update {
         lines.push(

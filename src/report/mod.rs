@@ -57,6 +57,29 @@ pub struct TaskReport {
     /// to `--max-output`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Lines of the file a SEARCH or an edit of lines matched (replaced,
+    /// or found too many times), in order, each once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+    /// The region of the file most like a pattern that matched nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest: Option<Region>,
+    /// First line where a failed pattern's replacement already stands:
+    /// the edit looks applied already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_present: Option<u32>,
+}
+
+/// The region of a file most like a pattern that matched nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    pub path: String,
+    /// First and last line, 1-based, inclusive.
+    pub lines: [u32; 2],
+    /// 0.0–1.0, two decimals.
+    pub similarity: f32,
+    /// The region's lines as they are in the file (LF line ends).
+    pub text: String,
 }
 
 fn as_string<S: serde::Serializer>(t: &TaskId, s: S) -> Result<S::Ok, S::Error> {
@@ -92,6 +115,25 @@ impl Tally {
     pub fn all_succeeded(&self) -> bool {
         self.failed == 0 && self.skipped == 0
     }
+
+    /// Reads the text form (`1 succeeded, 0 failed, 2 skipped`, as the
+    /// `Clada-Tasks` trailer records it) back; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Tally> {
+        let mut t = Tally::default();
+        let mut parts = text.split(", ");
+        for (field, word) in [
+            (&mut t.succeeded, "succeeded"),
+            (&mut t.failed, "failed"),
+            (&mut t.skipped, "skipped"),
+        ] {
+            let (n, w) = parts.next()?.split_once(' ')?;
+            if w != word {
+                return None;
+            }
+            *field = n.parse().ok()?;
+        }
+        parts.next().is_none().then_some(t)
+    }
 }
 
 impl std::fmt::Display for Tally {
@@ -101,5 +143,26 @@ impl std::fmt::Display for Tally {
             "{} succeeded, {} failed, {} skipped",
             self.succeeded, self.failed, self.skipped
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_reads_back_what_it_prints() {
+        let t = Tally {
+            succeeded: 3,
+            failed: 1,
+            skipped: 12,
+        };
+        assert_eq!(Tally::parse(&t.to_string()), Some(t));
+        assert_eq!(Tally::parse("1 succeeded, 0 failed"), None);
+        assert_eq!(Tally::parse("1 succeeded, x failed, 0 skipped"), None);
+        assert_eq!(
+            Tally::parse("1 succeeded, 0 failed, 0 skipped, 1 more"),
+            None
+        );
     }
 }
