@@ -32,3 +32,4 @@ pub mod report;
 pub mod run;
 pub mod syntax;
 pub mod transaction;
+pub mod words;

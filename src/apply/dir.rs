@@ -43,7 +43,7 @@ impl DirFiles {
     fn denied(path: &str, e: std::io::Error) -> FilesError {
         FilesError::Denied {
             path: path.to_string(),
-            message: e.to_string(),
+            message: crate::words::io(&e),
         }
     }
 

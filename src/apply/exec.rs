@@ -272,7 +272,7 @@ impl From<super::files::FilesError> for Failure {
     fn from(e: super::files::FilesError) -> Failure {
         Failure {
             error_type: Some(e.error_type()),
-            message: e.to_string(),
+            message: crate::words::plain(&e.to_string()),
             details: e.hint().into_iter().collect(),
         }
     }

@@ -53,15 +53,29 @@ pub enum GitError {
     Open { path: PathBuf, message: String },
     #[error("git_operation_failed: cannot {what}: {message}")]
     Op { what: String, message: String },
+    /// A revision the user named that names no commit.
+    #[error("unknown revision {rev:?}: {why}")]
+    UnknownRevision { rev: String, why: String },
 }
 
 impl GitError {
     pub(crate) fn op(what: impl Into<String>, e: impl std::fmt::Display) -> GitError {
         GitError::Op {
             what: what.into(),
-            message: e.to_string(),
+            message: crate::words::plain(&e.to_string()),
         }
     }
+}
+
+/// `REV~N` or `REV^` (N = 1) as `(REV, N)`: the only suffixes that fail
+/// for a lack of history rather than a bad name.
+fn ancestor_of(rev: &str) -> Option<(&str, usize)> {
+    if let Some(below) = rev.strip_suffix('^') {
+        return Some((below, 1));
+    }
+    let (below, n) = rev.rsplit_once('~')?;
+    let n = if n.is_empty() { 1 } else { n.parse().ok()? };
+    Some((below, n))
 }
 
 /// Where HEAD points.
@@ -271,14 +285,28 @@ impl Repository {
 
     /// The commit `rev` names (`HEAD~2`, a branch, an id).
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, GitError> {
-        let id = self
-            .repo
-            .rev_parse_single(rev)
-            .map_err(|e| GitError::op(format!("find {rev:?}"), e))?;
+        let unknown = |why: String| GitError::UnknownRevision {
+            rev: rev.to_string(),
+            why,
+        };
+        // gix's own error names its parser's steps (`NthAncestor(5)`): the
+        // user is told what they asked for and what is wrong instead.
+        let id = self.repo.rev_parse_single(rev).map_err(|_| {
+            unknown(match ancestor_of(rev) {
+                Some((below, 1)) if self.repo.rev_parse_single(below).is_ok() => {
+                    format!("{below} has no commit below it")
+                }
+                Some((below, n)) if self.repo.rev_parse_single(below).is_ok() => {
+                    format!("{below} has fewer than {n} commits below it")
+                }
+                _ => "no commit, branch or tag of this repository has that name".to_string(),
+            })
+        })?;
         let commit = id
             .object()
-            .and_then(|o| o.peel_to_commit())
-            .map_err(|e| GitError::op(format!("find a commit for {rev:?}"), e))?;
+            .ok()
+            .and_then(|o| o.peel_to_commit().ok())
+            .ok_or_else(|| unknown("it names an object that is not a commit".to_string()))?;
         Ok(commit.id)
     }
 

@@ -119,7 +119,7 @@ impl Workspace for GitWorkspace<'_> {
                 std::fs::create_dir_all(scratch.dir().join(dir)).map_err(|e| {
                     FilesError::Denied {
                         path: dir.to_string(),
-                        message: e.to_string(),
+                        message: crate::words::io(&e),
                     }
                 })?;
             }

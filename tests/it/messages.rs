@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::common::{apply, json, repo};
+use crate::common::{apply, clada, json, repo};
 
 /// A failed SEARCH's details are typed in JSON: the lines it matched, the
 /// closest region (path, first and last line, similarity, text) and the
@@ -46,4 +46,47 @@ THREE
     assert_eq!(tasks[2].get("already_present"), None);
     assert_eq!(tasks[3]["already_present"], 3);
     assert_eq!(tasks[3].get("lines"), None);
+}
+
+/// Standard error of `git clada ARGS` in `dir`, for snapshots.
+fn stderr_of(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = clada(dir, dir).args(args).output().expect("run git-clada");
+    String::from_utf8(out.stderr).expect("UTF-8")
+}
+
+/// `apply` run on a terminal with no reply names `apply` in its hint, not
+/// `parse`.
+#[test]
+fn apply_without_a_reply_on_a_terminal_names_apply() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .current_dir(dir.path())
+        .arg("apply");
+    let out = crate::pty::run(cmd);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!(out.text, @r"
+    error: no reply given
+    hint: name a file (git clada apply reply.md) or pipe the reply in (… | git clada apply -)
+    ");
+}
+
+/// Errors say what was asked and what is wrong, in git's words: no gix
+/// parser steps, no `(os error 2)`.
+#[test]
+fn errors_name_what_was_asked_without_internals() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let said = [
+        stderr_of(dir.path(), &["log", "HEAD~5"]),
+        stderr_of(dir.path(), &["show", "HEAD^"]),
+        stderr_of(dir.path(), &["show", "nope"]),
+        stderr_of(dir.path(), &["apply", "--from-commit", "HEAD^{tree}"]),
+        stderr_of(dir.path(), &["apply", "missing.md"]),
+    ]
+    .concat();
+    insta::assert_snapshot!("errors_in_words", said);
 }

@@ -590,7 +590,7 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
         };
         return Ok(ReplyInput::from_bytes(format!("note on {rev}"), bytes));
     }
-    ReplyInput::read(args.input.as_deref())
+    ReplyInput::read(args.input.as_deref(), "apply")
 }
 
 /// Parses a reply with the front end of its syntax; an input over the
@@ -688,7 +688,7 @@ fn run_no_git(
             "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
         ));
     }
-    let input = ReplyInput::read(args.input.as_deref())?;
+    let input = ReplyInput::read(args.input.as_deref(), "apply")?;
     let parsed = parse_input(&input, choice, delims);
     let layers = Layers::new(repo);
     let (presentation, settings) = resolve(args, &layers)?;
