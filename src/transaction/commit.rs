@@ -208,7 +208,13 @@ pub(super) fn commit_and_advance(
             }),
         }
     };
-    let mut o = Applied::new(Ending::by_tally(tally), format!("applied ({tally})"));
+    let ending = Ending::by_tally(tally, true);
+    let applied = if ending == Ending::Partial {
+        "partly applied"
+    } else {
+        "applied"
+    };
+    let mut o = Applied::new(ending, format!("{applied} ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
     o.warnings.extend(note_failed);

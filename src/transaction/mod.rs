@@ -137,10 +137,13 @@ pub struct Target<'a> {
 pub enum Ending {
     /// Every task succeeded, or nothing needed to change.
     Success,
-    /// Some task failed or was skipped; the rest is applied.
+    /// Some task failed or was skipped (a dropped block of the reply is a
+    /// SKIP task), and nothing was applied: the branch did not move.
     Failed,
-    /// Blocks of the reply were dropped (another syntax, a marker off
-    /// column 1): what was read is applied, the rest is listed as SKIP.
+    /// Some task failed or was skipped, and the rest is applied: the
+    /// branch moved (with `--dry-run`: would move; without git: some task
+    /// succeeded). Also an apply whose commit could not all be written to
+    /// the working tree.
     Partial,
     /// The reply holds no operation at all.
     NoOperations,
@@ -172,9 +175,13 @@ impl Ending {
         }
     }
 
-    fn by_tally(tally: Tally) -> Ending {
+    /// The ending of an apply that was not rejected: `applied` says
+    /// whether any of the reply is applied (see [`Ending::Partial`]).
+    fn by_tally(tally: Tally, applied: bool) -> Ending {
         if tally.all_succeeded() {
             Ending::Success
+        } else if applied {
+            Ending::Partial
         } else {
             Ending::Failed
         }
@@ -191,8 +198,8 @@ pub struct Applied {
     pub base: Option<ObjectId>,
     /// The pre commit, when one was made and the branch moved.
     pub pre: Option<ObjectId>,
-    /// The post commit, if one was made (on the branch for `success`,
-    /// `failed` and `partial`).
+    /// The post commit, if one was made (on the branch for `success` and
+    /// `partial`).
     pub post: Option<ObjectId>,
     /// Where a rejected result is kept.
     pub rejected_ref: Option<String>,
@@ -298,16 +305,6 @@ fn root_spellings(root: &Path) -> Vec<String> {
         .collect();
     roots.dedup();
     roots
-}
-
-/// The ending of an apply whose branch moved (or would move), by its
-/// tasks and by whether the reply dropped blocks.
-fn ending_of(tally: Tally, parsed: &Parsed<'_>) -> Ending {
-    if !parsed.dropped.is_empty() {
-        Ending::Partial
-    } else {
-        Ending::by_tally(tally)
-    }
 }
 
 /// Phase timings, for `--error-detail debug`.
@@ -459,7 +456,7 @@ pub fn apply(
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(
-            ending_of(tally, parsed),
+            Ending::by_tally(tally, false),
             format!("nothing changed; the branch was not moved ({tally})"),
         );
         if settings.dry_run {
@@ -480,7 +477,7 @@ pub fn apply(
                 format!("dry run: nothing was changed; {} ({tally})", v.message),
             ),
             _ => Applied::new(
-                ending_of(tally, parsed),
+                Ending::by_tally(tally, true),
                 format!("dry run: nothing was changed ({tally})"),
             ),
         };
@@ -501,13 +498,10 @@ pub fn apply(
             verified.as_ref(),
             timings,
         )?;
-        if matches!(o.ending, Ending::Success | Ending::Failed) {
-            o.ending = ending_of(tally, parsed);
-        }
         // A file that could not be written leaves the working tree behind
         // the branch: not a success, whatever the tasks did.
         if !o.worktree.failed.is_empty() && o.ending == Ending::Success {
-            o.ending = Ending::Failed;
+            o.ending = Ending::Partial;
             o.message = format!(
                 "{}; {} could not be written to your working tree (see the lines above)",
                 o.message,

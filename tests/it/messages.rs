@@ -90,3 +90,31 @@ fn errors_name_what_was_asked_without_internals() {
     .concat();
     insta::assert_snapshot!("errors_in_words", said);
 }
+
+/// `partial`: some task failed and the rest moved the branch; `failed`:
+/// some task failed and nothing was applied. Both exit 1.
+#[test]
+fn partial_when_the_branch_moved_failed_when_nothing_was_applied() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let missing = "<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\nx\n<---END--->\n";
+    let some = format!("<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n{missing}");
+    let v = json(&apply(dir.path(), &["--format", "json", "-"], &some).code(1));
+    assert_eq!(
+        (&v["status"], &v["exit_code"]),
+        (&json!("partial"), &json!(1))
+    );
+    assert!(v["post"].is_string());
+    let v = json(&apply(dir.path(), &["--format", "json", "-"], missing).code(1));
+    assert_eq!(
+        (&v["status"], &v["exit_code"]),
+        (&json!("failed"), &json!(1))
+    );
+    assert!(v["post"].is_null());
+    let other = format!("<---WRITE file=\"c.txt\"--->\nc\n<---END--->\n{missing}");
+    let text = apply(dir.path(), &["-"], &other).code(1);
+    let text = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    assert!(
+        text.contains("clada: partly applied (1 succeeded, 1 failed, 0 skipped) on main"),
+        "{text}"
+    );
+}

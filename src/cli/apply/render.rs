@@ -252,11 +252,14 @@ pub(crate) fn render(
         _ => String::new(),
     };
     writeln!(w, "clada: {}{ids}", applied.message)?;
-    if applied.ending == Ending::Partial {
+    if !parsed.dropped.is_empty() {
+        let n = parsed.dropped.len();
         writeln!(
             w,
-            "clada: partial: {} block(s) of the reply were not applied (see the SKIP lines above); send them again in the reply's syntax",
-            parsed.dropped.len()
+            "clada: {} of the reply {} not applied (see the SKIP lines above); send {} again in the reply's syntax",
+            crate::apply::exec::plural(n, "block"),
+            if n == 1 { "was" } else { "were" },
+            if n == 1 { "it" } else { "them" },
         )?;
     }
     Ok(())
