@@ -118,3 +118,27 @@ fn partial_when_the_branch_moved_failed_when_nothing_was_applied() {
         "{text}"
     );
 }
+
+/// Stepped back, `apply` points to `step-forward --all` (which restores
+/// the saved work), not to `git switch`, whose advice would only lead to
+/// the next refusal.
+#[test]
+fn applying_while_stepped_back_says_step_forward_first() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    std::fs::write(dir.path().join("a.txt"), "two\n").unwrap();
+    crate::common::commit(dir.path(), &["-q", "-am", "two"]);
+    clada(dir.path(), dir.path())
+        .args(["step-back", "1"])
+        .assert()
+        .success();
+    std::fs::write(
+        dir.path().join("reply.md"),
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    )
+    .unwrap();
+    let said = stderr_of(dir.path(), &["apply", "reply.md"]);
+    insta::assert_snapshot!(said, @r"
+    error: HEAD is detached: `git clada apply` works on a branch
+    hint: you stepped back from main; return with `git clada step-forward --all` (it restores your saved work), then run `git clada apply`
+    ");
+}

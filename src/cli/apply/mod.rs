@@ -370,17 +370,9 @@ fn apply_or_stop(
     // Before the HEAD check: a rebase detaches HEAD, and "switch to a
     // branch" would be the wrong advice.
     super::guard::refuse_operation_in_progress(&repo, "applying")?;
-    let Head::Branch {
-        name: branch,
-        commit: base,
-    } = repo.head().map_err(git_err)?
-    else {
-        return Err(
-            CliError::new("HEAD is detached: clada applies to a branch").hint(
-                "switch to a branch first (git switch <branch>, or git switch -c <new-branch>)",
-            ),
-        );
-    };
+    // Stepped back, the way back to a branch is step-forward (which also
+    // restores the saved work), not git switch.
+    let (branch, base) = super::guard::on_branch(&repo, "apply")?;
     if repo.workdir().is_none() {
         return Err(CliError::new(
             "the repository is bare: apply needs a working tree",
