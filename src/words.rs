@@ -32,6 +32,12 @@ pub fn io(e: &std::io::Error) -> String {
     plain(&e.to_string())
 }
 
+/// `1 apply`, `2 applies`: a count and its noun, singular or plural, for
+/// nouns whose plural is not just an `s` (`apply::exec::plural` does those).
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -175,6 +175,11 @@ pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
         })?;
         return Ok(Outcome::Success);
     }
+    // `-n 0` asks for no entry, as `git log -n 0` does: nothing to print,
+    // and "no clada applies" would not be true.
+    if max == 0 {
+        return Ok(Outcome::Success);
+    }
     let head_commit = match head {
         Head::Branch { commit, .. } => commit,
         Head::Detached(id) => Some(id),

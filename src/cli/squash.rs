@@ -126,9 +126,9 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         write_stdout(|w| {
             writeln!(
                 w,
-                "clada: would squash {} commit(s) of {} unit(s) on {short_name} into one commit on top of {}:",
-                commits.len(),
-                taken.len(),
+                "clada: would squash {} ({}) on {short_name} into one commit on top of {}:",
+                crate::words::count(commits.len(), "commit", "commits"),
+                crate::words::count(taken.len(), "apply", "applies"),
                 base.map_or("nothing (a root commit)".to_string(), short)
             )?;
             for u in taken {
@@ -171,9 +171,9 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
     write_stdout(|w| {
         writeln!(
             w,
-            "clada: squashed {} commit(s) of {} unit(s) into {} \"{}\"; {short_name} is at {}",
-            commits.len(),
-            taken.len(),
+            "clada: squashed {} ({}) into {} \"{}\"; {short_name} is at {}",
+            crate::words::count(commits.len(), "commit", "commits"),
+            crate::words::count(taken.len(), "apply", "applies"),
             short(squashed),
             text.lines().next().unwrap_or_default(),
             short(squashed)

@@ -74,6 +74,8 @@ struct Stepped {
 
 #[derive(Serialize)]
 struct ApplyView {
+    /// `apply`, or `squash` (of applies, which it replaced).
+    kind: &'static str,
     commit: String,
     summary: String,
     /// The `Clada-Tasks` trailer's counts (`None`: the commit has none).
@@ -170,6 +172,11 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         detached: !on_branch,
         stepped_back,
         last_apply: last.map(|u| ApplyView {
+            kind: if u.kind() == Kind::Squash {
+                "squash"
+            } else {
+                "apply"
+            },
             commit: u.top.id.to_string(),
             summary: u.summary().to_string(),
             tasks: trailer(&u.top.message, "Clada-Tasks").and_then(Tally::parse),
@@ -211,7 +218,11 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
     match (&r.branch, &r.head, &r.stepped_back) {
         (_, Some(head), Some(s)) if r.detached => {
             let where_ = match s.steps {
-                Some(n) => format!("stepped back {n} commit(s) from {}", s.branch),
+                Some(n) => format!(
+                    "stepped back {} from {}",
+                    crate::words::count(n, "commit", "commits"),
+                    s.branch
+                ),
                 None => format!(
                     "stepped back from {}, but HEAD has left its first-parent line",
                     s.branch
@@ -223,8 +234,9 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
                 subject(head)?
             ));
             lines.push(format!(
-                "your work from before stepping back is saved at {} ({} path(s)); it comes back at the tip",
-                s.saved_ref, s.saved_paths
+                "your work from before stepping back is saved at {} ({}); it comes back at the tip",
+                s.saved_ref,
+                crate::words::count(s.saved_paths, "path", "paths")
             ));
             lines.push("hint: `git clada step-forward [N]` moves toward the tip; `git clada step-forward --all` returns to it".to_string());
         }
@@ -247,6 +259,12 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
     }
     match &r.last_apply {
         None => lines.push("no apply on this branch (in the last 1000 commits)".to_string()),
+        Some(a) if a.kind == "squash" => lines.push(format!(
+            "last apply: a squash of applies, {} \"{}\"; what it replaced: git clada show {}",
+            &a.commit[..7],
+            a.summary,
+            &a.commit[..7]
+        )),
         Some(a) => {
             let pre = a.pre.as_ref().map_or(String::new(), |p| {
                 format!(", made on a pre snapshot {} of your work", &p[..7])
@@ -262,18 +280,31 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
         }
     }
     if !r.detached {
-        lines.push(if r.undoable == 0 {
+        let tip_is_squash = r
+            .last_apply
+            .as_ref()
+            .is_some_and(|a| a.kind == "squash" && r.head.as_deref() == Some(a.commit.as_str()));
+        lines.push(if tip_is_squash {
+            "undo: the tip is a squash, which undo does not take back (the commits it replaced are kept under refs/clada/squashed/)".to_string()
+        } else if r.undoable == 0 {
             "undo: the tip is not an apply; nothing to undo".to_string()
+        } else if !r.uncommitted.is_empty() {
+            // undo refuses while anything is uncommitted (it would take
+            // the changes away): say so here rather than promise it.
+            format!(
+                "undo: {} at the tip, but not while you have uncommitted changes: commit them, or `git stash -u` them, first",
+                crate::words::count(r.undoable, "apply", "applies")
+            )
         } else {
             format!(
-                "undo: {} apply(s) at the tip can be undone (git clada undo [N])",
-                r.undoable
+                "undo: {} at the tip can be undone (git clada undo [N])",
+                crate::words::count(r.undoable, "apply", "applies")
             )
         });
         if r.redoable > 0 {
             lines.push(format!(
-                "redo: {} undone apply(s) can be redone (git clada redo)",
-                r.redoable
+                "redo: {} can be redone (git clada redo)",
+                crate::words::count(r.redoable, "undone apply", "undone applies")
             ));
         }
     }
@@ -281,8 +312,8 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
         lines.push("working tree: clean".to_string());
     } else {
         lines.push(format!(
-            "working tree: {} uncommitted path(s): {}",
-            r.uncommitted.len(),
+            "working tree: {}: {}",
+            crate::words::count(r.uncommitted.len(), "uncommitted path", "uncommitted paths"),
             list_paths(&r.uncommitted, 10)
         ));
     }

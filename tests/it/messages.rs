@@ -142,3 +142,65 @@ fn applying_while_stepped_back_says_step_forward_first() {
     hint: you stepped back from main; return with `git clada step-forward --all` (it restores your saved work), then run `git clada apply`
     ");
 }
+
+/// Standard output of `git clada ARGS` in `dir`.
+fn stdout_of(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = clada(dir, dir)
+        .env("GIT_AUTHOR_DATE", crate::common::DATE)
+        .env("GIT_COMMITTER_DATE", crate::common::DATE)
+        .args(args)
+        .output()
+        .expect("run git-clada");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `text` with every short or full commit id as `<id>`, so that snapshots
+/// do not depend on ids.
+fn redact(text: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let is_id = (word.len() == 7 || word.len() == 40)
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        out.push_str(if is_id { "<id>" } else { word });
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// `status`, `undo` and `log` say what the next command will do: no undo
+/// promised on a dirty tree, the squash at the tip named, `undo 99` about
+/// the applies there are, `log -n 0` silent, counts in words.
+#[test]
+fn history_commands_say_what_the_next_command_will_do() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let d = dir.path();
+    let write = |name: &str| format!("<---WRITE file=\"{name}\"--->\n{name}\n<---END--->\n");
+    std::fs::write(d.join("a.txt"), "mine\n").unwrap();
+    apply(d, &["-"], &write("b.txt")).success();
+    let mut said = String::new();
+    said += &stderr_of(d, &["undo", "99"]);
+    said += &stdout_of(d, &["status"]);
+    std::fs::write(d.join("a.txt"), "mine, changed\n").unwrap();
+    said += "--- dirty\n";
+    said += &stdout_of(d, &["status"]);
+    std::fs::write(d.join("a.txt"), "mine\n").unwrap();
+    apply(d, &["-"], &write("c.txt")).success();
+    said += "--- log -n 0\n";
+    said += &stdout_of(d, &["log", "-n", "0"]);
+    said += "--- squashed\n";
+    said += &stdout_of(d, &["squash", "--all"]);
+    said += &stdout_of(d, &["status"]);
+    insta::assert_snapshot!("history_wording", redact(&said));
+}
