@@ -51,7 +51,10 @@ impl Default for ExecOptions {
     }
 }
 
-/// Runs every task in order; `on_task` sees each report as it finishes.
+/// Runs every task in order; `on_task` sees each report as it finishes:
+/// each operation of a TASKS block as it finishes, then the block (whose
+/// report holds them again), so that a stream shows each operation's line
+/// before the output of the next.
 pub fn execute<F: Workspace>(
     tasks: &[Task],
     files: &mut F,
@@ -64,7 +67,7 @@ pub fn execute<F: Workspace>(
         let report = match task {
             Task::Single(step) => run_step(step, files, options, runner),
             Task::Block { task, line, steps } => {
-                run_block(*task, *line, steps, files, options, runner)
+                run_block(*task, *line, steps, files, options, runner, &mut on_task)
             }
             Task::Skipped { task, line, skip } => TaskReport {
                 task: *task,
@@ -100,25 +103,29 @@ fn run_block<F: Workspace>(
     files: &mut F,
     options: &ExecOptions,
     runner: &mut Runner<'_>,
+    on_task: &mut impl FnMut(&TaskReport),
 ) -> TaskReport {
     let checkpoint = files.checkpoint();
     let mut operations = Vec::with_capacity(steps.len());
     let mut failed = None;
     for step in steps {
         if let Some(first) = failed {
-            operations.push(TaskReport {
+            let report = TaskReport {
                 status: Status::Skip,
                 error_type: None,
                 message: format!("not run: task {first} failed"),
                 details: Vec::new(),
                 ..bare(step)
-            });
+            };
+            on_task(&report);
+            operations.push(report);
             continue;
         }
         let report = run_step(step, files, options, runner);
         if report.status != Status::Success {
             failed = Some(step.task);
         }
+        on_task(&report);
         operations.push(report);
     }
     let (status, message, details) = match failed {

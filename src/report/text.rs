@@ -11,6 +11,15 @@ pub fn task_lines(task: &TaskReport) -> String {
     lines(task, Output::Read)
 }
 
+/// The line(s) of one task without its block's operations: what a stream
+/// prints when a block ends, its operations having been printed as each
+/// finished.
+pub fn own_lines(task: &TaskReport) -> String {
+    let mut out = String::new();
+    line(&mut out, task, Output::Read);
+    out
+}
+
 /// [`task_lines`] without any output: what a commit message records.
 pub fn task_lines_without_output(task: &TaskReport) -> String {
     lines(task, Output::None)
@@ -37,6 +46,12 @@ fn lines(task: &TaskReport, output: Output) -> String {
     for child in &task.operations {
         out.push_str(&lines(child, output));
     }
+    line(&mut out, task, output);
+    out
+}
+
+/// The task's own line, its output before it and its details after.
+fn line(out: &mut String, task: &TaskReport, output: Output) {
     let label = match (task.op, output) {
         (_, Output::None) => None,
         (OpKind::Read, _) => Some("read"),
@@ -65,5 +80,4 @@ fn lines(task: &TaskReport, output: Output) -> String {
     for detail in &task.details {
         let _ = writeln!(out, "    {detail}");
     }
-    out
 }

@@ -102,7 +102,8 @@ pub struct Hooks<'h> {
     pub ask: Option<Ask<'h>>,
     /// Each line of command output, as it arrives.
     pub on_line: OnLine<'h>,
-    /// Each task's report, as it finishes.
+    /// Each task's report, as it finishes; the operations of a TASKS block
+    /// each as it finishes, then the block.
     pub on_task: Box<dyn FnMut(&TaskReport) + 'h>,
 }
 

@@ -204,3 +204,23 @@ fn history_commands_say_what_the_next_command_will_do() {
     said += &stdout_of(d, &["status"]);
     insta::assert_snapshot!("history_wording", redact(&said));
 }
+
+/// A stream prints each operation of a TASKS block as it finishes, so a
+/// RUN's output comes after the line of the operation before it.
+#[test]
+fn a_blocks_lines_and_output_stream_in_order() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let d = dir.path();
+    clada(d, d).args(["allow", "echo hello"]).assert().success();
+    let reply = "<---TASKS--->\n<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n\
+                 <---RUN--->\necho hello\n<---END--->\n<---END--->\n";
+    let out = apply(d, &["-"], reply).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    insta::assert_snapshot!(redact(&text), @r"
+    [task-1.1] SUCCESS: WRITE b.txt - created (1 line)
+    [task-1.2:exec] hello
+    [task-1.2] SUCCESS: RUN echo hello - ran 1 command
+    [task-1] SUCCESS: TASKS - 2 operations applied
+    clada: applied (1 succeeded, 0 failed, 0 skipped) on main: pre <id>, post <id>
+    ");
+}

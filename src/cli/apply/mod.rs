@@ -18,7 +18,7 @@ use crate::apply::search::MatchMode;
 use crate::csl::{self, Delimiters, Severity};
 use crate::git::commit::Identity;
 use crate::git::{Head, ObjectId, Repository};
-use crate::report::text::task_lines;
+use crate::report::text::own_lines;
 use crate::syntax::{self, Choice, Parsed};
 use crate::transaction::{self, Applied, Ending, Hooks, Settings, Target, Timings};
 
@@ -523,9 +523,11 @@ fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
     Hooks {
         ask: interactive.then(commands::terminal_question),
         on_line: commands::output_lines(streaming),
+        // Each operation of a block is heard as it finishes, then the
+        // block: its own line only, after theirs.
         on_task: Box::new(move |t| {
             if streaming {
-                let _ = write_stdout(|out| out.write_all(task_lines(t).as_bytes()));
+                let _ = write_stdout(|out| out.write_all(own_lines(t).as_bytes()));
             }
         }),
     }
