@@ -346,6 +346,25 @@ impl Repository {
         self.blob(entry.object_id()).map(Some)
     }
 
+    /// The content at `path` in `tree`: a file's bytes, or a symbolic
+    /// link's target; `None` for anything else or nothing.
+    pub fn entry_content(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read a tree", e))?;
+        let Some(entry) = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read a tree", e))?
+        else {
+            return Ok(None);
+        };
+        if !(entry.mode().is_blob() || entry.mode().is_link()) {
+            return Ok(None);
+        }
+        self.blob(entry.object_id()).map(Some)
+    }
+
     /// Short form of an id for reports.
     pub fn short(&self, id: ObjectId) -> String {
         id.to_hex_with_len(7).to_string()

@@ -213,8 +213,12 @@ pub struct Applied {
     /// New files the snapshot left out because the ignore rules before a
     /// reply changed them ignore them (`git::ignored`).
     pub left_ignored: Vec<String>,
-    /// `--dry-run`: the diff that would be committed.
+    /// `--dry-run`: the reply's changes, as a patch against the working
+    /// tree as it is (what the post commit would change from pre).
     pub diff: Option<String>,
+    /// `--dry-run`: the paths of your own uncommitted work (not the
+    /// reply's; in the working tree already, and in pre when it is made).
+    pub your_work: Vec<String>,
     pub verify: Option<Verified>,
     /// Command lines the user answered "always" to: the caller records
     /// them in the working tree's approvals.
@@ -240,6 +244,7 @@ impl Applied {
             left_out: Vec::new(),
             left_ignored: Vec::new(),
             diff: None,
+            your_work: Vec::new(),
             verify: None,
             always: Vec::new(),
             warnings: Vec::new(),
@@ -465,13 +470,9 @@ pub fn apply(
         }
         o
     } else if settings.dry_run {
-        let paths: Vec<String> = snapshot
-            .paths
-            .iter()
-            .map(|(p, _)| p.clone())
-            .chain(changed.iter().map(|c| c.path.clone()))
-            .collect();
-        let diff = diff::unified_diff(repo, base_tree, post_tree, &paths)?;
+        // The reply's changes against the working tree as it is (pre), so
+        // that git apply takes them there; your own work is listed apart.
+        let diff = diff::unified_diff(repo, snapshot.tree, post_tree, &changed)?;
         let mut o = match &verified {
             Some(v) if !v.passed => Applied::new(
                 Ending::Failed,
@@ -483,6 +484,7 @@ pub fn apply(
             ),
         };
         o.diff = Some(diff);
+        o.your_work = snapshot.paths.iter().map(|(p, _)| p.clone()).collect();
         o
     } else {
         let mut o = commit::commit_and_advance(

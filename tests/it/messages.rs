@@ -224,3 +224,57 @@ fn a_blocks_lines_and_output_stream_in_order() {
     clada: applied (1 succeeded, 0 failed, 0 skipped) on main: pre <id>, post <id>
     ");
 }
+
+/// `--dry-run` prints the reply's changes as a patch `git apply` takes
+/// against the working tree as it is (new, empty, deleted, renamed and
+/// changed files), and names the user's own
+/// uncommitted work apart instead of mixing it into the patch.
+#[test]
+fn a_dry_run_is_a_patch_git_apply_takes_and_names_your_work_apart() {
+    let dir = repo(&[
+        ("a.txt", "one\ntwo\nthree\n"),
+        ("old.txt", "x\n"),
+        ("mv.txt", "moved\n"),
+        ("s.sh", "#!/bin/sh\n"),
+    ]);
+    let d = dir.path();
+    std::fs::write(d.join("a.txt"), "one\ntwo\nthree\nmine\n").unwrap();
+    std::fs::write(d.join("u.txt"), "untracked\n").unwrap();
+    let reply = r##"[
+  {"op": "write", "path": "n.txt", "content": "new\n"},
+  {"op": "write", "path": "e.txt", "content": ""},
+  {"op": "search", "path": "a.txt", "search": "two", "replace": "TWO"},
+  {"op": "delete", "path": "old.txt"},
+  {"op": "move", "from": "mv.txt", "to": "moved.txt"},
+  {"op": "write", "path": "s.sh", "content": "#!/bin/sh\necho hi\n"}
+]"##;
+    let out = apply(d, &["--dry-run", "-"], reply).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    insta::assert_snapshot!("dry_run_patch", redact(&text));
+    let check = |patch: &str| {
+        let mut git = crate::common::git_command(d, &["apply", "--check", "-"]);
+        let mut child = git
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git apply");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(patch.as_bytes())
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(
+            done.status.success(),
+            "git apply --check refused it: {}\n{patch}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    };
+    // The whole text report: git apply skips the lines around the patch.
+    check(&text);
+    let v = json(&apply(d, &["--dry-run", "--format", "json", "-"], reply).success());
+    assert_eq!(v["your_work"], json!(["a.txt", "u.txt"]));
+    check(v["diff"].as_str().unwrap());
+}

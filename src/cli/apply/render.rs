@@ -42,6 +42,8 @@ struct JsonReport<'a> {
     explanations: &'a [crate::syntax::Explanation],
     worktree: JsonWorktree,
     diff: Option<String>,
+    /// `--dry-run`: the paths of the user's own uncommitted work.
+    your_work: &'a [String],
     verify: Option<&'a Verified>,
     /// What went wrong after the branch moved that the apply survived.
     warnings: &'a [String],
@@ -100,6 +102,7 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         explanations: &[],
         worktree: JsonWorktree::default(),
         diff: None,
+        your_work: &[],
         verify: None,
         warnings: &[],
     }
@@ -176,6 +179,7 @@ pub(crate) fn render(
             explanations: &parsed.explanations,
             worktree,
             diff: applied.diff.clone(),
+            your_work: &applied.your_work,
             verify: applied.verify.as_ref(),
             warnings: &applied.warnings,
         };
@@ -232,7 +236,23 @@ pub(crate) fn render(
             "left out {path}: not in pre (its name is not UTF-8); left as it is on disk"
         )?;
     }
-    if let Some(diff) = &applied.diff {
+    if !applied.your_work.is_empty() {
+        let shown: Vec<String> = applied
+            .your_work
+            .iter()
+            .map(|p| crate::quote::shown(p).into_owned())
+            .collect();
+        writeln!(
+            w,
+            "clada: your work (uncommitted, in your working tree already; not the reply's, not in the diff): {}",
+            crate::cli::guard::list_paths(&shown, 10)
+        )?;
+    }
+    if let Some(diff) = applied.diff.as_ref().filter(|d| !d.is_empty()) {
+        writeln!(
+            w,
+            "clada: the reply's changes, as a patch against your working tree (git apply takes it):"
+        )?;
         w.write_all(diff.as_bytes())?;
     }
     let ids = match (applied.pre, applied.post) {
