@@ -350,7 +350,7 @@ impl Workspace for DirFiles {
         Ok(self.root.clone())
     }
 
-    fn absorb(&mut self) -> Result<Vec<String>, FilesError> {
+    fn absorb(&mut self) -> Result<Vec<(String, bool)>, FilesError> {
         Ok(Vec::new())
     }
 }

@@ -357,12 +357,17 @@ fn run_commands<F: Workspace>(
         Err(e) => return (Err(e.into()), output),
     };
     let mut details = Vec::new();
-    if !changed.is_empty() {
+    // What the commands removed is said as such: "changed: a.txt" for an
+    // `rm a.txt` would read as if a.txt were still there.
+    for (removed, label) in [(false, "changed"), (true, "removed")] {
         let shown: Vec<String> = changed
             .iter()
-            .map(|p| crate::quote::shown(p).into_owned())
+            .filter(|(_, r)| *r == removed)
+            .map(|(p, _)| crate::quote::shown(p).into_owned())
             .collect();
-        details.push(format!("changed: {}", list(&shown)));
+        if !shown.is_empty() {
+            details.push(format!("{label}: {}", list(&shown)));
+        }
     }
     if ran.truncated {
         details.push("output truncated at --max-output".to_string());

@@ -45,7 +45,7 @@ pub struct LogArgs {
 /// For a squash: the applies it replaced.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
-    /// The commit [default: HEAD]
+    /// The commit
     #[arg(value_name = "REV", default_value = "HEAD")]
     pub rev: String,
 

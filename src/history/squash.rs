@@ -76,7 +76,11 @@ pub fn message(units: &[Unit], old_tip: &str) -> String {
             format!("{subject}; {s}")
         };
         if next.len() > 60 && !subject.is_empty() {
-            subject.push_str(&format!(" and {} more", summaries.len() - i));
+            // An apply's summary may end in "and 2 more changes" itself.
+            subject.push_str(&format!(
+                " (+{})",
+                crate::words::count(summaries.len() - i, "more apply", "more applies")
+            ));
             break;
         }
         subject = next;

@@ -97,12 +97,23 @@ pub struct Tally {
     pub succeeded: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Operations of failed TASKS blocks that were not run (SKIP lines
+    /// inside a block, which counts as one failed task): said in the
+    /// summary, so that a `[task-2.3] SKIP` line does not contradict
+    /// "0 skipped".
+    #[serde(skip)]
+    pub not_run: usize,
 }
 
 impl Tally {
     pub fn of(tasks: &[TaskReport]) -> Tally {
         let mut t = Tally::default();
         for task in tasks {
+            t.not_run += task
+                .operations
+                .iter()
+                .filter(|o| o.status == Status::Skip)
+                .count();
             match task.status {
                 Status::Success => t.succeeded += 1,
                 Status::Error | Status::Fatal => t.failed += 1,
@@ -116,8 +127,16 @@ impl Tally {
         self.failed == 0 && self.skipped == 0
     }
 
-    /// Reads the text form (`1 succeeded, 0 failed, 2 skipped`, as the
-    /// `Clada-Tasks` trailer records it) back; `None` for anything else.
+    /// The counts alone, `1 succeeded, 0 failed, 2 skipped`: the
+    /// `Clada-Tasks` trailer.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} succeeded, {} failed, {} skipped",
+            self.succeeded, self.failed, self.skipped
+        )
+    }
+
+    /// Reads [`Tally::counts`] back; `None` for anything else.
     pub fn parse(text: &str) -> Option<Tally> {
         let mut t = Tally::default();
         let mut parts = text.split(", ");
@@ -136,13 +155,16 @@ impl Tally {
     }
 }
 
+/// The counts as a summary says them: [`Tally::counts`], then the
+/// operations of failed blocks that were not run, if any.
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} succeeded, {} failed, {} skipped",
-            self.succeeded, self.failed, self.skipped
-        )
+        f.write_str(&self.counts())?;
+        match self.not_run {
+            0 => Ok(()),
+            1 => f.write_str("; 1 operation of a failed block not run"),
+            n => write!(f, "; {n} operations of failed blocks not run"),
+        }
     }
 }
 
@@ -156,8 +178,9 @@ mod tests {
             succeeded: 3,
             failed: 1,
             skipped: 12,
+            not_run: 0,
         };
-        assert_eq!(Tally::parse(&t.to_string()), Some(t));
+        assert_eq!(Tally::parse(&t.counts()), Some(t));
         assert_eq!(Tally::parse("1 succeeded, 0 failed"), None);
         assert_eq!(Tally::parse("1 succeeded, x failed, 0 skipped"), None);
         assert_eq!(

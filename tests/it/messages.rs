@@ -278,3 +278,39 @@ fn a_dry_run_is_a_patch_git_apply_takes_and_names_your_work_apart() {
     assert_eq!(v["your_work"], json!(["a.txt", "u.txt"]));
     check(v["diff"].as_str().unwrap());
 }
+
+/// The summary counts a TASKS block as one task and says what its SKIP
+/// lines are; a commit's summary of many changes ends "and N more
+/// changes", once.
+#[test]
+fn summaries_agree_with_the_lines_above_them() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let d = dir.path();
+    let write = |name: &str| format!("<---WRITE file=\"{name}\"--->\n{name}\n<---END--->\n");
+    let reply = format!(
+        "{}<---TASKS--->\n{}<---SEARCH file=\"a.txt\"--->\nnope\n<---REPLACE--->\nx\n<---END--->\n{}<---END--->\n",
+        write("x.txt"),
+        write("b.txt"),
+        write("c.txt")
+    );
+    let out = apply(d, &["-"], &reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("[task-2.3] SKIP: WRITE c.txt - not run: task 2.2 failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("clada: partly applied (1 succeeded, 1 failed, 0 skipped; 1 operation of a failed block not run) on main"),
+        "{text}"
+    );
+    let many: String = (1..=9)
+        .map(|i| write(&format!("file-number-{i}.txt")))
+        .collect();
+    apply(d, &["-"], &many).success();
+    let subject = crate::common::out(d, &["log", "-1", "--format=%s"]);
+    insta::assert_snapshot!(subject, @"[clada:post] create file-number-1.txt, create file-number-2.txt and 7 more changes");
+    // A squash's subject does not add "and 1 more" to that "and 7 more".
+    clada(d, d).args(["squash", "--all"]).assert().success();
+    let subject = crate::common::out(d, &["log", "-1", "--format=%s"]);
+    insta::assert_snapshot!(subject, @"[clada:squash] create x.txt (+1 more apply)");
+}
