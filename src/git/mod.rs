@@ -51,7 +51,8 @@ pub use gix::ObjectId;
 pub enum GitError {
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
-    #[error("git_operation_failed: cannot {what}: {message}")]
+    /// What clada asked of the repository, and why it could not be done.
+    #[error("cannot {what}: {message}")]
     Op { what: String, message: String },
     /// A revision the user named that names no commit.
     #[error("unknown revision {rev:?}: {why}")]
