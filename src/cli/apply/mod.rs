@@ -103,7 +103,7 @@ pub struct ApplyArgs {
     #[arg(long, value_enum)]
     pub error_detail: Option<ErrorDetail>,
 
-    /// Print the diff that would be committed and change nothing
+    /// Print the reply's changes as a patch (git apply takes it) and change nothing
     #[arg(long)]
     pub dry_run: bool,
 
