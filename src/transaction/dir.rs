@@ -81,7 +81,7 @@ pub fn apply_in_dir(
                 // Without git there is no branch to move: what a task that
                 // succeeded did stays on disk.
                 _ => Applied::new(
-                    Ending::by_tally(tally, tally.succeeded > 0),
+                    Ending::by_tally(tally, tally.succeeded > 0 || !parsed.dropped.is_empty()),
                     format!("applied in {} without git ({tally})", root.display()),
                 ),
             }

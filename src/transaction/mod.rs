@@ -144,7 +144,8 @@ pub enum Ending {
     /// Some task failed or was skipped, and the rest is applied: the
     /// branch moved (with `--dry-run`: would move; without git: some task
     /// succeeded). Also an apply whose commit could not all be written to
-    /// the working tree.
+    /// the working tree, and any reply with dropped blocks (syntaxes.md
+    /// §2), even when nothing else changed.
     Partial,
     /// The reply holds no operation at all.
     NoOperations,
@@ -462,7 +463,9 @@ pub fn apply(
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(
-            Ending::by_tally(tally, false),
+            // A reply with dropped blocks stays `partial` (syntaxes.md §2):
+            // only part of it was read at all.
+            Ending::by_tally(tally, !parsed.dropped.is_empty()),
             format!("nothing changed; the branch was not moved ({tally})"),
         );
         if settings.dry_run {
