@@ -1064,6 +1064,20 @@ mod tests {
     }
 
     #[test]
+    fn a_marker_name_with_blanks_around_it_is_found() {
+        let d = Delimiters::default();
+        assert_eq!(spaced_name("<--- END --->", &d), Some(("END", 5)));
+        assert_eq!(
+            spaced_name("<---\tREPLACE --->  ", &d),
+            Some(("REPLACE", 5))
+        );
+        assert_eq!(spaced_name("<---END  --->", &d), Some(("END", 4)));
+        assert_eq!(spaced_name("<---END--->", &d), None);
+        assert_eq!(spaced_name("<--- two words --->", &d), None);
+        assert_eq!(spaced_name("<--- END", &d), None);
+    }
+
+    #[test]
     fn misspelt_end_in_content_is_named_by_the_unterminated_hint() {
         let mut diags = Vec::new();
         parse(
