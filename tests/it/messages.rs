@@ -251,27 +251,7 @@ fn a_dry_run_is_a_patch_git_apply_takes_and_names_your_work_apart() {
     let out = apply(d, &["--dry-run", "-"], reply).success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     insta::assert_snapshot!("dry_run_patch", redact(&text));
-    let check = |patch: &str| {
-        let mut git = crate::common::git_command(d, &["apply", "--check", "-"]);
-        let mut child = git
-            .stdin(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("run git apply");
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(patch.as_bytes())
-            .unwrap();
-        let done = child.wait_with_output().unwrap();
-        assert!(
-            done.status.success(),
-            "git apply --check refused it: {}\n{patch}",
-            String::from_utf8_lossy(&done.stderr)
-        );
-    };
+    let check = |patch: &str| git_apply_check(d, patch);
     // The whole text report: git apply skips the lines around the patch.
     check(&text);
     let v = json(&apply(d, &["--dry-run", "--format", "json", "-"], reply).success());
@@ -313,4 +293,52 @@ fn summaries_agree_with_the_lines_above_them() {
     clada(d, d).args(["squash", "--all"]).assert().success();
     let subject = crate::common::out(d, &["log", "-1", "--format=%s"]);
     insta::assert_snapshot!(subject, @"[clada:squash] create x.txt (+1 more apply)");
+}
+
+/// `git apply --check` of `patch` in `dir` succeeds.
+fn git_apply_check(dir: &std::path::Path, patch: &str) {
+    use std::io::Write as _;
+    let mut child = crate::common::git_command(dir, &["apply", "--check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git apply");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(patch.as_bytes())
+        .unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "git apply --check refused it: {}\n{patch}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+}
+
+/// A command that only changes a file's mode gives `old mode`/`new mode`
+/// in a dry run's patch, which `git apply` takes.
+#[test]
+fn a_dry_runs_mode_change_is_a_patch_git_apply_takes() {
+    let dir = repo(&[("s.sh", "#!/bin/sh\n")]);
+    let d = dir.path();
+    clada(d, d)
+        .args(["allow", "chmod +x s.sh"])
+        .assert()
+        .success();
+    crate::common::git(d, &["add", "-A"]);
+    crate::common::commit(d, &["-q", "-m", "allow"]);
+    let out = apply(
+        d,
+        &["--dry-run", "-"],
+        "<---RUN--->\nchmod +x s.sh\n<---END--->\n",
+    )
+    .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n"),
+        "{text}"
+    );
+    git_apply_check(d, &text);
 }
