@@ -33,3 +33,4 @@ pub mod run;
 pub mod style;
 pub mod syntax;
 pub mod transaction;
+pub mod words;

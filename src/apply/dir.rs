@@ -43,7 +43,7 @@ impl DirFiles {
     fn denied(path: &str, e: std::io::Error) -> FilesError {
         FilesError::Denied {
             path: path.to_string(),
-            message: e.to_string(),
+            message: crate::words::io(&e),
         }
     }
 
@@ -350,7 +350,7 @@ impl Workspace for DirFiles {
         Ok(self.root.clone())
     }
 
-    fn absorb(&mut self) -> Result<Vec<String>, FilesError> {
+    fn absorb(&mut self) -> Result<Vec<(String, bool)>, FilesError> {
         Ok(Vec::new())
     }
 }

@@ -10,6 +10,7 @@ use crate::plan::{Op, RepoPath, Step, Task};
 use crate::report::{Status, TaskReport};
 use crate::run::Runner;
 
+use super::feedback::Feedback;
 use super::files::{FileData, Files, Workspace};
 use super::search::{MatchMode, Search, SearchError, search_within};
 use super::write::{Write, write};
@@ -50,7 +51,10 @@ impl Default for ExecOptions {
     }
 }
 
-/// Runs every task in order; `on_task` sees each report as it finishes.
+/// Runs every task in order; `on_task` sees each report as it finishes:
+/// each operation of a TASKS block as it finishes, then the block (whose
+/// report holds them again), so that a stream shows each operation's line
+/// before the output of the next.
 pub fn execute<F: Workspace>(
     tasks: &[Task],
     files: &mut F,
@@ -63,7 +67,7 @@ pub fn execute<F: Workspace>(
         let report = match task {
             Task::Single(step) => run_step(step, files, options, runner),
             Task::Block { task, line, steps } => {
-                run_block(*task, *line, steps, files, options, runner)
+                run_block(*task, *line, steps, files, options, runner, &mut on_task)
             }
             Task::Skipped { task, line, skip } => TaskReport {
                 task: *task,
@@ -81,6 +85,9 @@ pub fn execute<F: Workspace>(
                 details: Vec::new(),
                 operations: Vec::new(),
                 output: None,
+                lines: Vec::new(),
+                closest: None,
+                already_present: None,
             },
         };
         on_task(&report);
@@ -96,25 +103,29 @@ fn run_block<F: Workspace>(
     files: &mut F,
     options: &ExecOptions,
     runner: &mut Runner<'_>,
+    on_task: &mut impl FnMut(&TaskReport),
 ) -> TaskReport {
     let checkpoint = files.checkpoint();
     let mut operations = Vec::with_capacity(steps.len());
     let mut failed = None;
     for step in steps {
         if let Some(first) = failed {
-            operations.push(TaskReport {
+            let report = TaskReport {
                 status: Status::Skip,
                 error_type: None,
                 message: format!("not run: task {first} failed"),
                 details: Vec::new(),
                 ..bare(step)
-            });
+            };
+            on_task(&report);
+            operations.push(report);
             continue;
         }
         let report = run_step(step, files, options, runner);
         if report.status != Status::Success {
             failed = Some(step.task);
         }
+        on_task(&report);
         operations.push(report);
     }
     let (status, message, details) = match failed {
@@ -150,6 +161,9 @@ fn run_block<F: Workspace>(
         details,
         operations,
         output: None,
+        lines: Vec::new(),
+        closest: None,
+        already_present: None,
     }
 }
 
@@ -167,6 +181,9 @@ fn bare(step: &Step) -> TaskReport {
         details: Vec::new(),
         operations: Vec::new(),
         output: None,
+        lines: Vec::new(),
+        closest: None,
+        already_present: None,
     }
 }
 
@@ -197,7 +214,9 @@ fn run_step<F: Workspace>(
                 count: *count,
                 mode: options.match_mode,
             };
-            run_search(files, path, &s, options)
+            let (outcome, found) = run_search(files, path, &s, options);
+            found.fill(&mut report, path);
+            outcome
         }
         Op::Run { dir, script } => {
             let label = format!("task-{}:exec", step.task);
@@ -223,7 +242,11 @@ fn run_step<F: Workspace>(
             hunks,
             locate,
             final_newline,
-        } => run_edit(files, path, hunks, *locate, *final_newline, options),
+        } => {
+            let (outcome, found) = run_edit(files, path, hunks, *locate, *final_newline, options);
+            found.fill(&mut report, path);
+            outcome
+        }
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -256,8 +279,35 @@ impl From<super::files::FilesError> for Failure {
     fn from(e: super::files::FilesError) -> Failure {
         Failure {
             error_type: Some(e.error_type()),
-            message: e.to_string(),
+            message: crate::words::plain(&e.to_string()),
             details: e.hint().into_iter().collect(),
+        }
+    }
+}
+
+/// What a SEARCH or an edit of lines found, for the report's typed
+/// fields (`TaskReport::lines`, `closest`, `already_present`).
+#[derive(Default)]
+struct Found {
+    lines: Vec<u32>,
+    feedback: Option<Box<Feedback>>,
+}
+
+impl Found {
+    fn lines(lines: &[u32]) -> Found {
+        let mut lines = lines.to_vec();
+        lines.dedup();
+        Found {
+            lines,
+            feedback: None,
+        }
+    }
+
+    fn fill(self, report: &mut TaskReport, path: &RepoPath) {
+        report.lines = self.lines;
+        if let Some(fb) = self.feedback {
+            report.closest = fb.region(path.as_str());
+            report.already_present = fb.already_present;
         }
     }
 }
@@ -307,12 +357,17 @@ fn run_commands<F: Workspace>(
         Err(e) => return (Err(e.into()), output),
     };
     let mut details = Vec::new();
-    if !changed.is_empty() {
+    // What the commands removed is said as such: "changed: a.txt" for an
+    // `rm a.txt` would read as if a.txt were still there.
+    for (removed, label) in [(false, "changed"), (true, "removed")] {
         let shown: Vec<String> = changed
             .iter()
-            .map(|p| crate::quote::shown(p).into_owned())
+            .filter(|(_, r)| *r == removed)
+            .map(|(p, _)| crate::quote::shown(p).into_owned())
             .collect();
-        details.push(format!("changed: {}", list(&shown)));
+        if !shown.is_empty() {
+            details.push(format!("{label}: {}", list(&shown)));
+        }
     }
     if ran.truncated {
         details.push("output truncated at --max-output".to_string());
@@ -499,6 +554,18 @@ fn run_search<F: Files>(
     path: &RepoPath,
     s: &Search<'_>,
     options: &ExecOptions,
+) -> (Outcome, Found) {
+    let mut found = Found::default();
+    let outcome = search(files, path, s, options, &mut found);
+    (outcome, found)
+}
+
+fn search<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    s: &Search<'_>,
+    options: &ExecOptions,
+    found: &mut Found,
 ) -> Outcome {
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
@@ -524,6 +591,7 @@ fn run_search<F: Files>(
         .is_none_or(|until| std::time::Instant::now() < until);
     match search_within(&existing.bytes, s, options.max_file_size, look) {
         Ok(done) if done.bytes == existing.bytes => {
+            *found = Found::lines(&done.lines);
             let where_ = match done.lines.as_slice() {
                 [one] => format!("line {one}"),
                 many => format!("lines {}", join(many)),
@@ -538,6 +606,7 @@ fn run_search<F: Files>(
             ))
         }
         Ok(done) => {
+            *found = Found::lines(&done.lines);
             let mut lines = done.lines.clone();
             lines.dedup();
             let where_ = match lines.as_slice() {
@@ -555,7 +624,7 @@ fn run_search<F: Files>(
             )?;
             Ok((message, details))
         }
-        Err(e) => Err(search_failure(e, options)),
+        Err(e) => Err(search_failure(e, options, found)),
     }
 }
 
@@ -566,7 +635,7 @@ fn join(lines: &[u32]) -> String {
     list(&seen)
 }
 
-fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
+fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> Failure {
     let error_type = Some(e.error_type());
     let mut message = e.to_string();
     let mut details = Vec::new();
@@ -585,9 +654,18 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
                     found.len()
                 ));
             }
+            *typed = Found::lines(&found);
             if let Some(fb) = feedback {
+                if let Some(line) = fb.already_present {
+                    message.push_str(&format!(
+                        ", but the replacement already stands at line {line}: the edit looks applied already and needs no resend"
+                    ));
+                }
                 details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
-                details.push("copy the text to replace from the file exactly as it is now, including indentation".to_string());
+                details.push(fb.closing_advice(
+                    "copy the text to replace from the file exactly as it is now, including indentation",
+                ));
+                typed.feedback = Some(fb);
             }
         }
         SearchError::RangeWithoutEnd { .. } => {
@@ -596,7 +674,8 @@ fn search_failure(e: SearchError, options: &ExecOptions) -> Failure {
                     .to_string(),
             );
         }
-        SearchError::AmbiguousWhitespace { .. } => {
+        SearchError::AmbiguousWhitespace { lines } => {
+            *typed = Found::lines(&lines);
             details.push(
                 "include more of the surrounding lines so that only one region matches".to_string(),
             );
@@ -622,6 +701,28 @@ fn run_edit<F: Files>(
     locate: crate::plan::Locate,
     final_newline: Option<bool>,
     options: &ExecOptions,
+) -> (Outcome, Found) {
+    let mut found = Found::default();
+    let outcome = edit_lines(
+        files,
+        path,
+        hunks,
+        locate,
+        final_newline,
+        options,
+        &mut found,
+    );
+    (outcome, found)
+}
+
+fn edit_lines<F: Files>(
+    files: &mut F,
+    path: &RepoPath,
+    hunks: &[crate::plan::Hunk],
+    locate: crate::plan::Locate,
+    final_newline: Option<bool>,
+    options: &ExecOptions,
+    found: &mut Found,
 ) -> Outcome {
     use super::edit::{EditError, edit};
     let Some(existing) = files.read(path)? else {
@@ -652,6 +753,7 @@ fn run_edit<F: Files>(
             done.notes,
         )),
         Ok(done) => {
+            *found = Found::lines(&done.lines);
             let message = match done.lines.as_slice() {
                 [one] => format!("replaced 1 hunk (line {one})"),
                 many => format!("replaced {} hunks (lines {})", many.len(), join(many)),
@@ -691,7 +793,9 @@ fn run_edit<F: Files>(
                     of,
                     lines,
                     step,
-                } => (
+                } => {
+                    *found = Found::lines(&lines);
+                    (
                     format!(
                         "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
                         of_hunks(hunk, of),
@@ -706,7 +810,8 @@ fn run_edit<F: Files>(
                         "include more of the surrounding lines, so that the lines to change match only where you mean"
                             .to_string(),
                     ],
-                ),
+                    )
+                }
                 EditError::NotFound {
                     hunk,
                     of,
@@ -715,8 +820,16 @@ fn run_edit<F: Files>(
                 } => (
                     format!(
                         "{}the context line `{anchor}` is not in the file{}; nothing was changed",
-                        if of == 1 { String::new() } else { format!("hunk {hunk} of {of}: ") },
-                        if hunk > 1 { " after the hunks before it" } else { "" }
+                        if of == 1 {
+                            String::new()
+                        } else {
+                            format!("hunk {hunk} of {of}: ")
+                        },
+                        if hunk > 1 {
+                            " after the hunks before it"
+                        } else {
+                            ""
+                        }
                     ),
                     vec!["copy the @@ context line from the file exactly as it is now".to_string()],
                 ),
@@ -727,7 +840,11 @@ fn run_edit<F: Files>(
                     let mut message = format!(
                         "{} are not in the file{}; nothing was changed",
                         of_hunks(hunk, of),
-                        if hunk > 1 { " after the hunks before it" } else { "" }
+                        if hunk > 1 {
+                            " after the hunks before it"
+                        } else {
+                            ""
+                        }
                     );
                     if let Some(fb) = feedback {
                         if let Some(line) = fb.already_present {
@@ -737,10 +854,10 @@ fn run_edit<F: Files>(
                             );
                         }
                         details.extend(fb.lines(if options.full_detail { 60 } else { 12 }));
-                        details.push(
-                            "copy the lines to change from the file exactly as they are now, including indentation"
-                                .to_string(),
-                        );
+                        details.push(fb.closing_advice(
+                            "copy the lines to change from the file exactly as they are now, including indentation",
+                        ));
+                        found.feedback = Some(fb);
                     }
                     (message, details)
                 }

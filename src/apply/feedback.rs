@@ -46,6 +46,8 @@ pub struct Closest {
     pub differences: Vec<Difference>,
     /// Pattern lines (`-`) against file lines (`+`), changed lines only.
     pub diff: Vec<String>,
+    /// The region's lines, joined by `\n`.
+    pub text: String,
 }
 
 /// One kind of difference between a pattern line and the file line it
@@ -281,6 +283,7 @@ fn closest(file: &str, pattern: &str) -> Option<Closest> {
         similarity,
         differences: differences(&pat_lines, region, start as u32 + 1),
         diff: compact_diff(pattern, &region.join("\n"), start as u32 + 1),
+        text: region.join("\n"),
     })
 }
 
@@ -320,6 +323,7 @@ fn blank_line_miss(file: &[&str], pattern: &[&str], start: usize) -> Option<Clos
         similarity: same as f32 / pattern.len().max(region.len()) as f32,
         differences,
         diff: compact_diff(&pattern_text, &region.join("\n"), start as u32 + 1),
+        text: region.join("\n"),
     })
 }
 
@@ -539,12 +543,16 @@ impl Feedback {
             ));
             return out;
         }
+        // `already_present` is said in the task's message, by the caller.
         match &self.closest {
             Some(c) => {
+                let lines = if c.start_line == c.end_line {
+                    format!("line {}", c.start_line)
+                } else {
+                    format!("lines {}-{}", c.start_line, c.end_line)
+                };
                 out.push(format!(
-                    "closest to your pattern: lines {}-{} ({:.0}% similar)",
-                    c.start_line,
-                    c.end_line,
+                    "closest to your pattern: {lines} ({:.0}% similar)",
                     c.similarity * 100.0
                 ));
                 for d in &c.differences {
@@ -561,16 +569,35 @@ impl Feedback {
                     }
                 }
             }
+            // With the replacement in the file, a pattern nothing resembles
+            // is what an applied edit leaves: no advice to look elsewhere.
+            None if self.already_present.is_some() => {}
             None => out.push(
                 "no region of the file resembles your pattern: check the file name, or read the file again before editing it".to_string(),
             ),
         }
-        if let Some(line) = self.already_present {
-            out.push(format!(
-                "the replacement text is already present at line {line}: this edit may have been applied already"
-            ));
-        }
         out
+    }
+
+    /// The closest region of `path`, typed for the JSON report.
+    pub fn region(&self, path: &str) -> Option<crate::report::Region> {
+        self.closest.as_ref().map(|c| crate::report::Region {
+            path: path.to_string(),
+            lines: [c.start_line, c.end_line],
+            similarity: (c.similarity * 100.0).round() / 100.0,
+            text: c.text.clone(),
+        })
+    }
+
+    /// The advice that ends the feedback, `copy` ("copy the text to
+    /// replace from the file …"), made conditional when the edit looks
+    /// applied already: then it needs no resend.
+    pub fn closing_advice(&self, copy: &str) -> String {
+        if self.already_present.is_some() {
+            format!("if it was not applied, {copy}")
+        } else {
+            copy.to_string()
+        }
     }
 }
 

@@ -149,6 +149,7 @@ pub trait Workspace: Files {
     fn materialize(&mut self) -> Result<std::path::PathBuf, FilesError>;
 
     /// Takes in what commands changed on disk since `materialize`; returns
-    /// the paths that changed, in order.
-    fn absorb(&mut self) -> Result<Vec<String>, FilesError>;
+    /// the paths that changed, in order, each with whether the commands
+    /// removed it.
+    fn absorb(&mut self) -> Result<Vec<(String, bool)>, FilesError>;
 }

@@ -288,12 +288,13 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     let replacement = reindented.join("\n");
     let start = starts[s];
     let end = starts[s + n - 1] + lines[s + n - 1].len();
+    let at = if n == 1 {
+        format!("line {}", s + 1)
+    } else {
+        format!("lines {}-{}", s + 1, s + n)
+    };
     let note = format!(
-        "matched with --match whitespace at lines {}-{}: leading/trailing whitespace differs from your pattern; the replacement was re-indented from {:?} to {:?}",
-        s + 1,
-        s + n,
-        from,
-        to
+        "matched with --match whitespace at {at}: leading/trailing whitespace differs from your pattern; the replacement was re-indented from {from:?} to {to:?}"
     );
     Ok(Some(Replaced {
         bytes: text.splice(&[(start..end, text.with_file_endings(&replacement))]),

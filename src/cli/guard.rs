@@ -156,10 +156,12 @@ pub fn on_branch(repo: &Repository, command: &str) -> Result<(String, Option<Obj
             ));
             Err(match stepped {
                 Some(s) => e.hint(format!(
-                    "you stepped back from {}; return with `git clada step-forward --all`, then run `git clada {command}`",
+                    "you stepped back from {}; return with `git clada step-forward --all` (it restores your saved work), then run `git clada {command}`",
                     short_branch(&s.branch)
                 )),
-                None => e.hint("switch to a branch first (git switch <branch>)"),
+                None => e.hint(
+                    "switch to a branch first (git switch <branch>, or git switch -c <new-branch>)",
+                ),
             })
         }
     }

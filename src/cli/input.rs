@@ -34,20 +34,27 @@ impl ReplyInput {
         }
     }
 
-    /// Reads `path` (`-` or `None` for standard input). Stops reading past
-    /// the 50 MiB limit, so a huge input costs no more than the limit.
-    pub fn read(path: Option<&Path>) -> Result<ReplyInput, CliError> {
+    /// Reads `path` (`-` or `None` for standard input) for `git clada
+    /// <command>` (named in the hint when no reply is given). Stops reading
+    /// past the 50 MiB limit, so a huge input costs no more than the limit.
+    pub fn read(path: Option<&Path>, command: &str) -> Result<ReplyInput, CliError> {
         match path {
             Some(p) if p != Path::new("-") => read_file(p),
             None if std::io::stdin().is_terminal() => Err(CliError::new("no reply given")
-                .hint("name a file (git clada parse reply.md) or pipe the reply in (… | git clada parse -)")),
+                .hint(format!("name a file (git clada {command} reply.md) or pipe the reply in (… | git clada {command} -)"))),
             _ => read_limited(std::io::stdin().lock(), "<stdin>".to_string(), None),
         }
     }
 }
 
 fn read_file(path: &Path) -> Result<ReplyInput, CliError> {
-    let cannot = |e: std::io::Error| CliError::new(format!("cannot read {}: {e}", path.display()));
+    let cannot = |e: std::io::Error| {
+        CliError::new(format!(
+            "cannot read the reply {}: {}",
+            path.display(),
+            crate::words::io(&e)
+        ))
+    };
     let file = std::fs::File::open(path).map_err(cannot)?;
     let meta = file.metadata().map_err(cannot)?;
     if meta.is_dir() {

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::git::{Head, ObjectId, Repository};
 use crate::history::commits::{Kind, Unit, kind, trailer, unit_at};
 use crate::history::{session, undo_stack};
+use crate::report::Tally;
 
 use super::apply::Format;
 use super::guard::{git_err, open};
@@ -44,7 +45,7 @@ pub struct LogArgs {
 /// For a squash: the applies it replaced.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
-    /// The commit [default: HEAD]
+    /// The commit
     #[arg(value_name = "REV", default_value = "HEAD")]
     pub rev: String,
 
@@ -60,7 +61,8 @@ struct Entry {
     summary: String,
     /// Committer time, seconds since the epoch.
     time: i64,
-    tasks: Option<String>,
+    /// The `Clada-Tasks` trailer's counts (`None`: the commit has none).
+    tasks: Option<Tally>,
     pre: Option<String>,
     base: Option<String>,
 }
@@ -107,7 +109,7 @@ fn entry(unit: &Unit) -> Entry {
         },
         summary: unit.summary().to_string(),
         time: unit.top.time,
-        tasks: trailer(&unit.top.message, "Clada-Tasks").map(str::to_string),
+        tasks: trailer(&unit.top.message, "Clada-Tasks").and_then(Tally::parse),
         pre: unit.pre.as_ref().map(|p| p.id.to_string()),
         base: unit.base.map(|b| b.to_string()),
     }
@@ -171,6 +173,11 @@ pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
             serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
             w.write_all(b"\n")
         })?;
+        return Ok(Outcome::Success);
+    }
+    // `-n 0` asks for no entry, as `git log -n 0` does: nothing to print,
+    // and "no clada applies" would not be true.
+    if max == 0 {
         return Ok(Outcome::Success);
     }
     let head_commit = match head {

@@ -120,9 +120,11 @@ pub struct CliError {
 }
 
 impl CliError {
+    /// An error saying `message`; an I/O error's `(os error N)` in it is
+    /// dropped (`words`), whatever the caller passed on.
     pub fn new(message: impl Into<String>) -> CliError {
         CliError {
-            message: message.into(),
+            message: crate::words::plain(&message.into()),
             hint: None,
         }
     }

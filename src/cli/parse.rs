@@ -58,7 +58,7 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
     let mapped = args.input.as_deref().and_then(map_large_file);
     let input = match &mapped {
         Some((origin, _)) => ReplyInput::from_bytes(origin.clone(), Vec::new()),
-        None => ReplyInput::read(args.input.as_deref())?,
+        None => ReplyInput::read(args.input.as_deref(), "parse")?,
     };
     let bytes = mapped
         .as_ref()

@@ -8,7 +8,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::history::commits::units_from;
+use crate::history::commits::{Kind, Unit, units_from};
 use crate::history::squash::{Selection, message, select};
 
 use super::guard::{
@@ -126,9 +126,9 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         write_stdout(|w| {
             writeln!(
                 w,
-                "clada: would squash {} commit(s) of {} unit(s) on {short_name} into one commit on top of {}:",
-                commits.len(),
-                taken.len(),
+                "clada: would squash {} ({}) on {short_name} into one commit on top of {}:",
+                crate::words::count(commits.len(), "commit", "commits"),
+                units_in_words(taken),
                 base.map_or("nothing (a root commit)".to_string(), short)
             )?;
             for u in taken {
@@ -171,9 +171,9 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
     write_stdout(|w| {
         writeln!(
             w,
-            "clada: squashed {} commit(s) of {} unit(s) into {} \"{}\"; {short_name} is at {}",
-            commits.len(),
-            taken.len(),
+            "clada: squashed {} ({}) into {} \"{}\"; {short_name} is at {}",
+            crate::words::count(commits.len(), "commit", "commits"),
+            units_in_words(taken),
             short(squashed),
             text.lines().next().unwrap_or_default(),
             short(squashed)
@@ -184,4 +184,18 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         )
     })?;
     Ok(Outcome::Success)
+}
+
+/// `2 applies`, or `2 applies and 1 squash` when earlier squashes are
+/// squashed again.
+fn units_in_words(units: &[Unit]) -> String {
+    let squashes = units.iter().filter(|u| u.kind() == Kind::Squash).count();
+    let applies = crate::words::count(units.len() - squashes, "apply", "applies");
+    match squashes {
+        0 => applies,
+        n => format!(
+            "{applies} and {}",
+            crate::words::count(n, "squash", "squashes")
+        ),
+    }
 }

@@ -11,6 +11,7 @@ use crate::git::lock::Holder;
 use crate::git::{Head, ObjectId, Repository};
 use crate::history::commits::{Kind, last_apply, trailer, units_from};
 use crate::history::{session, undo_stack};
+use crate::report::Tally;
 
 use super::apply::Format;
 use super::guard::{git_err, list_paths, open, short_branch};
@@ -46,13 +47,19 @@ struct Report {
     uncommitted: Vec<String>,
     /// `refs/clada/rejected/<n>` results of applies that did not move the branch.
     rejected: Vec<String>,
-    /// The process id holding clada's lock, if any.
-    lock_holder: Option<String>,
-    /// The process id of a clada command that died holding the lock (the
-    /// next command breaks it).
-    stale_lock: Option<String>,
+    /// clada's lock, when a lock file is there.
+    lock: Option<LockView>,
     /// An update of the working tree cut short, finished by the next command.
     interrupted_update: bool,
+}
+
+/// Who holds clada's lock.
+#[derive(Serialize)]
+struct LockView {
+    /// The holder's process id (`None`: not written yet, or unreadable).
+    pid: Option<u32>,
+    /// The holder is gone (killed); the next command breaks the lock.
+    stale: bool,
 }
 
 #[derive(Serialize)]
@@ -67,9 +74,12 @@ struct Stepped {
 
 #[derive(Serialize)]
 struct ApplyView {
+    /// `apply`, or `squash` (of applies, which it replaced).
+    kind: &'static str,
     commit: String,
     summary: String,
-    tasks: Option<String>,
+    /// The `Clada-Tasks` trailer's counts (`None`: the commit has none).
+    tasks: Option<Tally>,
     pre: Option<String>,
 }
 
@@ -143,11 +153,16 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
     };
     let head_tree = repo.tree_of(head_commit).map_err(git_err)?;
     let (changed, unmerged) = repo.changed_paths(head_tree).map_err(git_err)?;
-    let (lock_holder, stale_lock) = match crate::git::lock::holder(repo.git_dir()) {
-        Some(Holder::Running(pid)) => (Some(pid), None),
-        Some(Holder::Gone(pid)) => (None, Some(pid)),
-        None => (None, None),
-    };
+    let lock = crate::git::lock::holder(repo.git_dir()).map(|h| {
+        let (pid, stale) = match h {
+            Holder::Running(pid) => (pid, false),
+            Holder::Gone(pid) => (pid, true),
+        };
+        LockView {
+            pid: pid.parse().ok(),
+            stale,
+        }
+    });
     let interrupted_update = ["clada-switch", "clada-worktree-update"]
         .iter()
         .any(|f| repo.git_dir().join(f).exists());
@@ -157,9 +172,14 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
         detached: !on_branch,
         stepped_back,
         last_apply: last.map(|u| ApplyView {
+            kind: if u.kind() == Kind::Squash {
+                "squash"
+            } else {
+                "apply"
+            },
             commit: u.top.id.to_string(),
             summary: u.summary().to_string(),
-            tasks: trailer(&u.top.message, "Clada-Tasks").map(str::to_string),
+            tasks: trailer(&u.top.message, "Clada-Tasks").and_then(Tally::parse),
             pre: u.pre.as_ref().map(|p| p.id.to_string()),
         }),
         undoable,
@@ -170,8 +190,7 @@ fn gather(repo: &Repository) -> Result<Report, CliError> {
             unmerged
         },
         rejected: repo.refs_under("refs/clada/rejected/").map_err(git_err)?,
-        lock_holder,
-        stale_lock,
+        lock,
         interrupted_update,
     })
 }
@@ -199,7 +218,11 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
     match (&r.branch, &r.head, &r.stepped_back) {
         (_, Some(head), Some(s)) if r.detached => {
             let where_ = match s.steps {
-                Some(n) => format!("stepped back {n} commit(s) from {}", s.branch),
+                Some(n) => format!(
+                    "stepped back {} from {}",
+                    crate::words::count(n, "commit", "commits"),
+                    s.branch
+                ),
                 None => format!(
                     "stepped back from {}, but HEAD has left its first-parent line",
                     s.branch
@@ -211,8 +234,9 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
                 subject(head)?
             ));
             lines.push(format!(
-                "your work from before stepping back is saved at {} ({} path(s)); it comes back at the tip",
-                s.saved_ref, s.saved_paths
+                "your work from before stepping back is saved at {} ({}); it comes back at the tip",
+                s.saved_ref,
+                crate::words::count(s.saved_paths, "path", "paths")
             ));
             lines.push("hint: `git clada step-forward [N]` moves toward the tip; `git clada step-forward --all` returns to it".to_string());
         }
@@ -235,6 +259,12 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
     }
     match &r.last_apply {
         None => lines.push("no apply on this branch (in the last 1000 commits)".to_string()),
+        Some(a) if a.kind == "squash" => lines.push(format!(
+            "last apply: a squash of applies, {} \"{}\"; what it replaced: git clada show {}",
+            &a.commit[..7],
+            a.summary,
+            &a.commit[..7]
+        )),
         Some(a) => {
             let pre = a.pre.as_ref().map_or(String::new(), |p| {
                 format!(", made on a pre snapshot {} of your work", &p[..7])
@@ -243,24 +273,38 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
                 "last apply: {} \"{}\" ({}){pre}; its reply: git clada show {}",
                 &a.commit[..7],
                 a.summary,
-                a.tasks.as_deref().unwrap_or("no task count"),
+                a.tasks
+                    .map_or_else(|| "no task count".to_string(), |t| t.to_string()),
                 &a.commit[..7]
             ));
         }
     }
     if !r.detached {
-        lines.push(if r.undoable == 0 {
+        let tip_is_squash = r
+            .last_apply
+            .as_ref()
+            .is_some_and(|a| a.kind == "squash" && r.head.as_deref() == Some(a.commit.as_str()));
+        lines.push(if tip_is_squash {
+            "undo: the tip is a squash, which undo does not take back (the commits it replaced are kept under refs/clada/squashed/)".to_string()
+        } else if r.undoable == 0 {
             "undo: the tip is not an apply; nothing to undo".to_string()
+        } else if !r.uncommitted.is_empty() {
+            // undo refuses while anything is uncommitted (it would take
+            // the changes away): say so here rather than promise it.
+            format!(
+                "undo: {} at the tip, but not while you have uncommitted changes: commit them, or `git stash -u` them, first",
+                crate::words::count(r.undoable, "apply", "applies")
+            )
         } else {
             format!(
-                "undo: {} apply(s) at the tip can be undone (git clada undo [N])",
-                r.undoable
+                "undo: {} at the tip can be undone (git clada undo [N])",
+                crate::words::count(r.undoable, "apply", "applies")
             )
         });
         if r.redoable > 0 {
             lines.push(format!(
-                "redo: {} undone apply(s) can be redone (git clada redo)",
-                r.redoable
+                "redo: {} can be redone (git clada redo)",
+                crate::words::count(r.redoable, "undone apply", "undone applies")
             ));
         }
     }
@@ -268,8 +312,8 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
         lines.push("working tree: clean".to_string());
     } else {
         lines.push(format!(
-            "working tree: {} uncommitted path(s): {}",
-            r.uncommitted.len(),
+            "working tree: {}: {}",
+            crate::words::count(r.uncommitted.len(), "uncommitted path", "uncommitted paths"),
             list_paths(&r.uncommitted, 10)
         ));
     }
@@ -279,15 +323,17 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
             list_paths(&r.rejected, 5)
         ));
     }
-    if let Some(pid) = &r.lock_holder {
-        lines.push(format!(
-            "another clada command holds the lock (pid {pid}); what is shown may change when it finishes"
-        ));
-    }
-    if let Some(pid) = &r.stale_lock {
-        lines.push(format!(
-            "a lock was left by a clada command that is gone (pid {pid}, killed); the next clada command clears it"
-        ));
+    if let Some(lock) = &r.lock {
+        let pid = lock.pid.map_or_else(|| "?".to_string(), |p| p.to_string());
+        lines.push(if lock.stale {
+            format!(
+                "a lock was left by a clada command that is gone (pid {pid}, killed); the next clada command clears it"
+            )
+        } else {
+            format!(
+                "another clada command holds the lock (pid {pid}); what is shown may change when it finishes"
+            )
+        });
     }
     if r.interrupted_update {
         lines.push(

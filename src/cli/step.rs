@@ -248,10 +248,10 @@ fn step_detached(
     write_stdout(|w| {
         writeln!(
             w,
-            "clada: {}: HEAD is at {} \"{subject}\", {} commit(s) below the tip of {} (detached)",
+            "clada: {}: HEAD is at {} \"{subject}\", {} below the tip of {} (detached)",
             step.done,
             short(target),
-            step.below_tip,
+            crate::words::count(step.below_tip, "commit", "commits"),
             short_branch(&s.branch)
         )?;
         print_kept(w, &report)?;
@@ -267,7 +267,8 @@ fn too_far(available: usize, from: &str) -> CliError {
         ))
     } else {
         CliError::new(format!(
-            "only {available} commit(s) {from} on the first-parent line; nothing was changed"
+            "only {} {from} on the first-parent line; nothing was changed",
+            crate::words::count(available, "commit", "commits")
         ))
         .hint(format!(
             "step back at most {available}: git clada step-back {available}"
@@ -357,8 +358,8 @@ fn start(g: &Guarded, branch: &str, tip: ObjectId, n: usize) -> Result<Outcome, 
         if !state.is_clean() {
             writeln!(
                 w,
-                "clada: your uncommitted work ({} path(s)) is saved at {ref_name}; it comes back at the tip",
-                state.changed.len()
+                "clada: your uncommitted work ({}) is saved at {ref_name}; it comes back at the tip",
+                crate::words::count(state.changed.len(), "path", "paths")
             )?;
         }
         print_kept(w, &report)?;
@@ -524,7 +525,8 @@ fn finish(g: &Guarded, s: &Session, head: &Head, from_tree: ObjectId) -> Result<
         if restored > 0 {
             writeln!(
                 w,
-                "clada: your uncommitted work is restored ({restored} path(s))"
+                "clada: your uncommitted work is restored ({})",
+                crate::words::count(restored, "path", "paths")
             )?;
         }
         print_kept(w, &report)?;

@@ -67,12 +67,29 @@ fn applies_to_undo(
     count: u32,
 ) -> Result<Vec<Unit>, CliError> {
     let short_name = short_branch(branch);
+    // Asking for more applies than the tip has is the problem to name
+    // first: a pre snapshot among them matters only when there are enough.
+    let mut available = 0;
+    let mut at = Some(tip);
+    while let Some(id) = at
+        && available < count as usize
+    {
+        match unit_at(repo, id).map_err(git_err)? {
+            Some(u) if u.kind() == Kind::Post => {
+                available += 1;
+                at = u.base;
+            }
+            _ => break,
+        }
+    }
+    let enough = available >= count as usize;
     let mut units: Vec<Unit> = Vec::new();
     let mut at = Some(tip);
     for i in 0..count as usize {
         let Some(id) = at else {
             return Err(CliError::new(format!(
-                "{short_name} has only {i} apply(s) before its first commit; nothing was changed"
+                "{short_name} has only {} before its first commit; nothing was changed",
+                crate::words::count(i, "apply", "applies")
             ))
             .hint(format!("undo fewer: git clada undo {i}")));
         };
@@ -80,7 +97,7 @@ fn applies_to_undo(
         let info = repo.commit_info(id).map_err(git_err)?;
         match unit {
             Some(u) if u.kind() == Kind::Post => {
-                if i + 1 < count as usize && u.pre.is_some() {
+                if enough && i + 1 < count as usize && u.pre.is_some() {
                     return Err(CliError::new(format!(
                         "cannot undo {count} applies in one step: apply {} \"{}\" was made on uncommitted changes of yours (pre snapshot {}); undoing past it would take them out of your working tree. Nothing was changed",
                         short(id),
@@ -117,8 +134,10 @@ fn applies_to_undo(
                     .hint("undo only reverses `git clada apply`; for other commits use git revert or git reset")
                 } else {
                     CliError::new(format!(
-                        "only {i} apply(s) at the tip of {short_name}: {} \"{subject}\" below them is not a clada apply; nothing was changed",
-                        short(id)
+                        "only {} at the tip of {short_name}: {} \"{subject}\" below {} is not a clada apply; nothing was changed",
+                        crate::words::count(i, "apply", "applies"),
+                        short(id),
+                        if i == 1 { "it" } else { "them" }
                     ))
                     .hint(format!("undo fewer: git clada undo {i}"))
                 };
@@ -243,7 +262,8 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
         if restored > 0 {
             writeln!(
                 w,
-                "clada: your uncommitted work from before the apply is back in the working tree ({restored} path(s), not committed)"
+                "clada: your uncommitted work from before the apply is back in the working tree ({}, not committed)",
+                crate::words::count(restored, "path", "paths")
             )?;
         }
         for (path, why) in &report.kept {
@@ -345,7 +365,9 @@ pub fn run_redo(args: RedoArgs) -> Result<Outcome, CliError> {
         if more > 0 {
             writeln!(
                 w,
-                "hint: {more} more undone apply(s) can be redone (git clada redo); `git clada undo` takes this one back"
+                "hint: {} more undone {} can be redone (git clada redo); `git clada undo` takes this one back",
+                more,
+                if more == 1 { "apply" } else { "applies" }
             )
         } else {
             writeln!(w, "hint: `git clada undo` takes it back again")

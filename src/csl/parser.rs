@@ -198,7 +198,14 @@ impl<'a> Parser<'a, '_> {
             self.stray_or_tasks_end(line, &marker, had_error);
             return;
         }
-        if had_error || name.is_empty() {
+        // A name in the wrong case (`search`) is said even when the rest
+        // of the line has an error too: fixing only the quoting would
+        // leave it. (Other near names with an error stay prose: the error
+        // may be what cut the name short, as `WRITÉ` reads as `WRIT`.)
+        let wrong_case = ALL_NAMES
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name) && *n != name);
+        if (had_error && !wrong_case) || name.is_empty() {
             self.unrecognised = Some(line.number);
             return;
         }
@@ -544,6 +551,34 @@ impl<'a> Parser<'a, '_> {
                 return;
             }
         }
+        // `<--- END --->`: a marker of this section with spaces around its
+        // name, which is no marker; the author most likely meant it to
+        // close the section.
+        if let Some((name, at)) = spaced_name(line.text, self.delims)
+            && let Some(meant) = suggest(name, section.names())
+        {
+            let open = self.open.as_mut().expect("called with an open operation");
+            if open.looks_like_close.is_none() {
+                open.looks_like_close = Some((line.number, meant));
+            }
+            self.push(
+                K::MarkerInContent,
+                line,
+                Span::new(line.start + at, line.start + at + name.len()),
+                format!(
+                    "line inside {kind} {} looks like an {meant} marker written with spaces",
+                    section.noun()
+                ),
+                Some(format!(
+                    "write it exactly as {}{meant}{}, with no space inside; as written, this line is part of the {kind} {}",
+                    self.delims.start,
+                    self.delims.end,
+                    section.noun()
+                )),
+                Some(kind),
+            );
+            return;
+        }
         self.check_indented(line, Some(section));
     }
 
@@ -879,6 +914,20 @@ fn suggest(name: &str, candidates: &[&'static str]) -> Option<&'static str> {
         .map(|(_, c)| c)
 }
 
+/// The name of a line that would be a marker but for blanks around its
+/// name (`<--- END --->`), and its byte offset in the line.
+fn spaced_name<'t>(text: &'t str, delims: &Delimiters) -> Option<(&'t str, usize)> {
+    let rest = text.strip_prefix(delims.start.as_str())?;
+    let body = rest.trim_start_matches([' ', '\t']);
+    let inner = body
+        .trim_end()
+        .strip_suffix(delims.end.as_str())?
+        .trim_end_matches([' ', '\t']);
+    let spaced = body.len() < rest.len() || inner.len() < body.trim_end().len() - delims.end.len();
+    let is_name = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_');
+    (spaced && is_name).then(|| (inner, text.len() - rest.len() + (rest.len() - body.len())))
+}
+
 fn did_you_mean(name: &str, meant: &str) -> String {
     if meant.eq_ignore_ascii_case(name) {
         format!("did you mean {meant}? Marker names are case-sensitive")
@@ -1012,6 +1061,20 @@ mod tests {
         assert_eq!(s("REPLCE"), Some("REPLACE"));
         assert_eq!(s("NOTE"), None);
         assert_eq!(s("INVALID"), None);
+    }
+
+    #[test]
+    fn a_marker_name_with_blanks_around_it_is_found() {
+        let d = Delimiters::default();
+        assert_eq!(spaced_name("<--- END --->", &d), Some(("END", 5)));
+        assert_eq!(
+            spaced_name("<---\tREPLACE --->  ", &d),
+            Some(("REPLACE", 5))
+        );
+        assert_eq!(spaced_name("<---END  --->", &d), Some(("END", 4)));
+        assert_eq!(spaced_name("<---END--->", &d), None);
+        assert_eq!(spaced_name("<--- two words --->", &d), None);
+        assert_eq!(spaced_name("<--- END", &d), None);
     }
 
     #[test]

@@ -47,13 +47,25 @@ pub fn parse_append(value: &str) -> Option<bool> {
 /// would be false.
 pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
     let kind = op.kind();
-    let mut invalid = |k: K, message: &str, hint: String| {
+    // A bad value is pointed at where it stands; a missing attribute or
+    // an empty body at the start of the marker line.
+    let at = |name: Option<&str>| {
+        let span = name
+            .and_then(|n| op.attrs.iter().find(|a| a.name == n))
+            .map_or(super::ast::Span::new(op.line_start, op.line_start), |a| {
+                a.span
+            });
+        let prefix = src.get(op.line_start..span.start).unwrap_or("");
+        (span, prefix.chars().count() as u32 + 1)
+    };
+    let mut invalid = |k: K, attr: Option<&str>, message: &str, hint: String| {
+        let (span, column) = at(attr);
         diags.push(Diagnostic {
             kind: k,
             line: op.line,
-            column: 1,
+            column,
             line_start: op.line_start,
-            span: super::ast::Span::new(op.line_start, op.line_start),
+            span,
             message: message.to_string(),
             hint: Some(hint),
             operation: Some(kind),
@@ -63,6 +75,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
     if matches!(kind, OpKind::Write | OpKind::Search) && op.attr("file").is_none_or(is_blank) {
         invalid(
             K::MissingFile,
+            None,
             "Missing required attribute 'file'",
             format!("name the file relative to the repository root: {kind} file=\"src/main.rs\""),
         );
@@ -73,6 +86,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
     {
         invalid(
             K::InvalidCount,
+            Some("count"),
             "Invalid value for 'count': must be positive integer or 'all'",
             format!(
                 "got \"{count}\"; write count=\"2\" for exactly two matches, count=\"all\" for every match, or leave it out for exactly one"
@@ -85,6 +99,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
     {
         invalid(
             K::InvalidAppend,
+            Some("append"),
             "Invalid value for 'append': must be 'true' or 'false'",
             format!("got \"{append}\"; write append=\"true\" to add to the end of the file"),
         );
@@ -92,6 +107,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
     match &op.body {
         Body::Run { content } if is_blank(content) => invalid(
             K::EmptyRun,
+            None,
             "Empty content not allowed for RUN operation",
             "put one command per line between the RUN marker and END".to_string(),
         ),
@@ -99,6 +115,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
             if is_blank(pattern) {
                 invalid(
                     K::EmptyPattern,
+                    None,
                     "Empty search pattern not allowed",
                     "copy the exact lines to find, from the current file, between SEARCH and REPLACE (or TO)".to_string(),
                 );
@@ -106,6 +123,7 @@ pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagno
             if to.as_deref().is_some_and(is_blank) {
                 invalid(
                     K::EmptyTo,
+                    None,
                     "Empty TO pattern not allowed",
                     "put the exact last line(s) of the range between TO and REPLACE, or drop the TO section".to_string(),
                 );

@@ -51,17 +51,32 @@ pub use gix::ObjectId;
 pub enum GitError {
     #[error("cannot open the git repository at {path}: {message}")]
     Open { path: PathBuf, message: String },
-    #[error("git_operation_failed: cannot {what}: {message}")]
+    /// What clada asked of the repository, and why it could not be done.
+    #[error("cannot {what}: {message}")]
     Op { what: String, message: String },
+    /// A revision the user named that names no commit.
+    #[error("unknown revision {rev:?}: {why}")]
+    UnknownRevision { rev: String, why: String },
 }
 
 impl GitError {
     pub(crate) fn op(what: impl Into<String>, e: impl std::fmt::Display) -> GitError {
         GitError::Op {
             what: what.into(),
-            message: e.to_string(),
+            message: crate::words::plain(&e.to_string()),
         }
     }
+}
+
+/// `REV~N` or `REV^` (N = 1) as `(REV, N)`: the only suffixes that fail
+/// for a lack of history rather than a bad name.
+fn ancestor_of(rev: &str) -> Option<(&str, usize)> {
+    if let Some(below) = rev.strip_suffix('^') {
+        return Some((below, 1));
+    }
+    let (below, n) = rev.rsplit_once('~')?;
+    let n = if n.is_empty() { 1 } else { n.parse().ok()? };
+    Some((below, n))
 }
 
 /// Where HEAD points.
@@ -278,14 +293,28 @@ impl Repository {
 
     /// The commit `rev` names (`HEAD~2`, a branch, an id).
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, GitError> {
-        let id = self
-            .repo
-            .rev_parse_single(rev)
-            .map_err(|e| GitError::op(format!("find {rev:?}"), e))?;
+        let unknown = |why: String| GitError::UnknownRevision {
+            rev: rev.to_string(),
+            why,
+        };
+        // gix's own error names its parser's steps (`NthAncestor(5)`): the
+        // user is told what they asked for and what is wrong instead.
+        let id = self.repo.rev_parse_single(rev).map_err(|_| {
+            unknown(match ancestor_of(rev) {
+                Some((below, 1)) if self.repo.rev_parse_single(below).is_ok() => {
+                    format!("{below} has no commit below it")
+                }
+                Some((below, n)) if self.repo.rev_parse_single(below).is_ok() => {
+                    format!("{below} has fewer than {n} commits below it")
+                }
+                _ => "no commit, branch or tag of this repository has that name".to_string(),
+            })
+        })?;
         let commit = id
             .object()
-            .and_then(|o| o.peel_to_commit())
-            .map_err(|e| GitError::op(format!("find a commit for {rev:?}"), e))?;
+            .ok()
+            .and_then(|o| o.peel_to_commit().ok())
+            .ok_or_else(|| unknown("it names an object that is not a commit".to_string()))?;
         Ok(commit.id)
     }
 
@@ -320,6 +349,25 @@ impl Repository {
             return Ok(None);
         };
         if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        self.blob(entry.object_id()).map(Some)
+    }
+
+    /// The content at `path` in `tree`: a file's bytes, or a symbolic
+    /// link's target; `None` for anything else or nothing.
+    pub fn entry_content(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read a tree", e))?;
+        let Some(entry) = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read a tree", e))?
+        else {
+            return Ok(None);
+        };
+        if !(entry.mode().is_blob() || entry.mode().is_link()) {
             return Ok(None);
         }
         self.blob(entry.object_id()).map(Some)

@@ -419,6 +419,21 @@ pub struct Changed {
     pub after: Option<(ObjectId, EntryKind)>,
 }
 
+impl Changed {
+    /// git's mode of the path before and after (`100644`, `100755`,
+    /// `120000`), as a diff header names it.
+    pub fn modes(&self) -> (Option<&'static str>, Option<&'static str>) {
+        let mode = |side: &Option<(ObjectId, EntryKind)>| {
+            side.map(|(_, kind)| match kind {
+                EntryKind::BlobExecutable => "100755",
+                EntryKind::Link => "120000",
+                _ => "100644",
+            })
+        };
+        (mode(&self.before), mode(&self.after))
+    }
+}
+
 impl Files for TreeFiles<'_> {
     type Checkpoint = (
         ObjectId,

@@ -119,7 +119,7 @@ impl Workspace for GitWorkspace<'_> {
                 std::fs::create_dir_all(scratch.dir().join(dir)).map_err(|e| {
                     FilesError::Denied {
                         path: dir.to_string(),
-                        message: e.to_string(),
+                        message: crate::words::io(&e),
                     }
                 })?;
             }
@@ -128,7 +128,7 @@ impl Workspace for GitWorkspace<'_> {
         Ok(scratch.dir().to_path_buf())
     }
 
-    fn absorb(&mut self) -> Result<Vec<String>, FilesError> {
+    fn absorb(&mut self) -> Result<Vec<(String, bool)>, FilesError> {
         let Some(scratch) = &self.scratch else {
             return Ok(Vec::new());
         };
@@ -141,6 +141,9 @@ impl Workspace for GitWorkspace<'_> {
             return Err(FilesError::CommandChangedPolicy { path: path.clone() });
         }
         self.files.rebase(tree).map_err(Self::store)?;
-        Ok(paths.into_iter().map(|(p, _)| p).collect())
+        Ok(paths
+            .into_iter()
+            .map(|(p, on_disk)| (p, matches!(on_disk, super::snapshot::OnDisk::Missing)))
+            .collect())
     }
 }

@@ -194,8 +194,9 @@ pub fn units_from(repo: &Repository, tip: ObjectId, limit: usize) -> Result<Vec<
     Ok(out)
 }
 
-/// The newest apply on the first-parent line from `tip`, looking at most
-/// `limit` commits down.
+/// The newest apply or squash on the first-parent line from `tip`, looking
+/// at most `limit` commits down. (A squash replaces the applies below it:
+/// looking past it would find none, or older ones.)
 pub fn last_apply(
     repo: &Repository,
     tip: ObjectId,
@@ -205,7 +206,7 @@ pub fn last_apply(
     for _ in 0..limit {
         let Some(id) = at else { break };
         if let Some(unit) = unit_at(repo, id)?
-            && unit.kind() == Kind::Post
+            && matches!(unit.kind(), Kind::Post | Kind::Squash)
         {
             return Ok(Some(unit));
         }

@@ -76,15 +76,19 @@ pub fn message(units: &[Unit], old_tip: &str) -> String {
             format!("{subject}; {s}")
         };
         if next.len() > 60 && !subject.is_empty() {
-            subject.push_str(&format!(" and {} more", summaries.len() - i));
+            // An apply's summary may end in "and 2 more changes" itself.
+            subject.push_str(&format!(
+                " (+{})",
+                crate::words::count(summaries.len() - i, "more apply", "more applies")
+            ));
             break;
         }
         subject = next;
     }
     let pre = units.iter().filter(|u| u.pre.is_some()).count();
     let mut body = format!(
-        "{SQUASH} {subject}\n\nSquashed {} clada apply(s), oldest first:\n",
-        items.len()
+        "{SQUASH} {subject}\n\nSquashed {}, oldest first:\n",
+        crate::words::count(items.len(), "clada apply", "clada applies")
     );
     for item in &items {
         body.push_str(&format!("- {item}\n"));
@@ -147,7 +151,7 @@ mod tests {
             unit(1, "[clada:post] create c.txt\n", 0, false),
             unit(
                 2,
-                "[clada:squash] edit a; edit b\n\nSquashed 2 clada apply(s), oldest first:\n- edit a (1111111)\n- edit b (2222222)\n",
+                "[clada:squash] edit a; edit b\n\nSquashed 2 clada applies, oldest first:\n- edit a (1111111)\n- edit b (2222222)\n",
                 0,
                 false,
             ),

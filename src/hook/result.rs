@@ -5,7 +5,7 @@
 //! --parse`, or [`request_of`]):
 //!
 //! ```text
-//! Clada-Status: success | failed | rejected | branch_moved | fatal | stale | ambiguous | error
+//! Clada-Status: success | partial | failed | rejected | branch_moved | fatal | stale | ambiguous | error
 //! Clada-Request: <blob id of the inbox note answered>
 //! Clada-Branch: <branch>                  (when one was chosen)
 //! Clada-Post: <post commit id>            (when a post commit was made)

@@ -57,6 +57,29 @@ pub struct TaskReport {
     /// to `--max-output`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Lines of the file a SEARCH or an edit of lines matched (replaced,
+    /// or found too many times), in order, each once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+    /// The region of the file most like a pattern that matched nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closest: Option<Region>,
+    /// First line where a failed pattern's replacement already stands:
+    /// the edit looks applied already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_present: Option<u32>,
+}
+
+/// The region of a file most like a pattern that matched nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    pub path: String,
+    /// First and last line, 1-based, inclusive.
+    pub lines: [u32; 2],
+    /// 0.0–1.0, two decimals.
+    pub similarity: f32,
+    /// The region's lines as they are in the file (LF line ends).
+    pub text: String,
 }
 
 fn as_string<S: serde::Serializer>(t: &TaskId, s: S) -> Result<S::Ok, S::Error> {
@@ -74,12 +97,23 @@ pub struct Tally {
     pub succeeded: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Operations of failed TASKS blocks that were not run (SKIP lines
+    /// inside a block, which counts as one failed task): said in the
+    /// summary, so that a `[task-2.3] SKIP` line does not contradict
+    /// "0 skipped".
+    #[serde(skip)]
+    pub not_run: usize,
 }
 
 impl Tally {
     pub fn of(tasks: &[TaskReport]) -> Tally {
         let mut t = Tally::default();
         for task in tasks {
+            t.not_run += task
+                .operations
+                .iter()
+                .filter(|o| o.status == Status::Skip)
+                .count();
             match task.status {
                 Status::Success => t.succeeded += 1,
                 Status::Error | Status::Fatal => t.failed += 1,
@@ -92,14 +126,66 @@ impl Tally {
     pub fn all_succeeded(&self) -> bool {
         self.failed == 0 && self.skipped == 0
     }
-}
 
-impl std::fmt::Display for Tally {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
+    /// The counts alone, `1 succeeded, 0 failed, 2 skipped`: the
+    /// `Clada-Tasks` trailer.
+    pub fn counts(&self) -> String {
+        format!(
             "{} succeeded, {} failed, {} skipped",
             self.succeeded, self.failed, self.skipped
         )
+    }
+
+    /// Reads [`Tally::counts`] back; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Tally> {
+        let mut t = Tally::default();
+        let mut parts = text.split(", ");
+        for (field, word) in [
+            (&mut t.succeeded, "succeeded"),
+            (&mut t.failed, "failed"),
+            (&mut t.skipped, "skipped"),
+        ] {
+            let (n, w) = parts.next()?.split_once(' ')?;
+            if w != word {
+                return None;
+            }
+            *field = n.parse().ok()?;
+        }
+        parts.next().is_none().then_some(t)
+    }
+}
+
+/// The counts as a summary says them: [`Tally::counts`], then the
+/// operations of failed blocks that were not run, if any.
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.counts())?;
+        match self.not_run {
+            0 => Ok(()),
+            1 => f.write_str("; 1 operation of a failed block not run"),
+            n => write!(f, "; {n} operations of failed blocks not run"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_reads_back_what_it_prints() {
+        let t = Tally {
+            succeeded: 3,
+            failed: 1,
+            skipped: 12,
+            not_run: 0,
+        };
+        assert_eq!(Tally::parse(&t.counts()), Some(t));
+        assert_eq!(Tally::parse("1 succeeded, 0 failed"), None);
+        assert_eq!(Tally::parse("1 succeeded, x failed, 0 skipped"), None);
+        assert_eq!(
+            Tally::parse("1 succeeded, 0 failed, 0 skipped, 1 more"),
+            None
+        );
     }
 }

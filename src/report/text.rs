@@ -12,6 +12,15 @@ pub fn task_lines(task: &TaskReport, palette: &Palette) -> String {
     lines(task, Output::Read, palette)
 }
 
+/// The line(s) of one task without its block's operations: what a stream
+/// prints when a block ends, its operations having been printed as each
+/// finished.
+pub fn own_lines(task: &TaskReport, palette: &Palette) -> String {
+    let mut out = String::new();
+    line(&mut out, task, Output::Read, palette);
+    out
+}
+
 /// [`task_lines`] without any output: what a commit message records.
 pub fn task_lines_without_output(task: &TaskReport) -> String {
     lines(task, Output::None, &Palette::PLAIN)
@@ -38,6 +47,12 @@ fn lines(task: &TaskReport, output: Output, palette: &Palette) -> String {
     for child in &task.operations {
         out.push_str(&lines(child, output, palette));
     }
+    line(&mut out, task, output, palette);
+    out
+}
+
+/// The task's own line, its output before it and its details after.
+fn line(out: &mut String, task: &TaskReport, output: Output, palette: &Palette) {
     let label = match (task.op, output) {
         (_, Output::None) => None,
         (OpKind::Read, _) => Some("read"),
@@ -73,5 +88,4 @@ fn lines(task: &TaskReport, output: Output, palette: &Palette) -> String {
     for detail in &task.details {
         let _ = writeln!(out, "    {detail}");
     }
-    out
 }

@@ -244,7 +244,7 @@ impl<'a> Runner<'a> {
             Err(e) => {
                 return Some(RunFailure {
                     error_type: "exec_failed",
-                    message: format!("`{line}`: {e}"),
+                    message: crate::words::plain(&format!("`{line}`: {e}")),
                     details: vec![
                         "only programs installed on the user's machine can run; check the name"
                             .to_string(),

@@ -208,7 +208,13 @@ pub(super) fn commit_and_advance(
             }),
         }
     };
-    let mut o = Applied::new(Ending::by_tally(tally), format!("applied ({tally})"));
+    let ending = Ending::by_tally(tally, true);
+    let applied = if ending == Ending::Partial {
+        "partly applied"
+    } else {
+        "applied"
+    };
+    let mut o = Applied::new(ending, format!("{applied} ({tally})"));
     o.post = Some(post);
     o.worktree = worktree;
     o.warnings.extend(note_failed);
@@ -270,7 +276,10 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
             format!("{summary}, {item}")
         };
         if next.len() > 60 && !summary.is_empty() {
-            summary.push_str(&format!(" and {} more", done.len() - i));
+            summary.push_str(&format!(
+                " and {}",
+                crate::words::count(done.len() - i, "more change", "more changes")
+            ));
             break;
         }
         summary = next;
@@ -279,5 +288,8 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
         summary = "apply reply".to_string();
     }
     let body: String = reports.iter().map(task_lines_without_output).collect();
-    format!("[clada:post] {summary}\n\n{body}\nClada-Reply: {reply_blob}\nClada-Tasks: {tally}\n")
+    format!(
+        "[clada:post] {summary}\n\n{body}\nClada-Reply: {reply_blob}\nClada-Tasks: {}\n",
+        tally.counts()
+    )
 }

@@ -12,7 +12,7 @@ use crate::report::Tally;
 use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
 use crate::syntax::Parsed;
 
-use super::{Applied, Ending, Error, Hooks, Settings, ending_of, runner, tasks_of, verify};
+use super::{Applied, Ending, Error, Hooks, Settings, runner, tasks_of, verify};
 
 /// Applies `parsed` to the directory `root`. `allow_escape` lets paths
 /// leave it (`--allow-escape`).
@@ -78,8 +78,10 @@ pub fn apply_in_dir(
                         root.display()
                     ),
                 ),
+                // Without git there is no branch to move: what a task that
+                // succeeded did stays on disk.
                 _ => Applied::new(
-                    ending_of(tally, parsed),
+                    Ending::by_tally(tally, tally.succeeded > 0 || !parsed.dropped.is_empty()),
                     format!("applied in {} without git ({tally})", root.display()),
                 ),
             }

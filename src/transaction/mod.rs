@@ -102,7 +102,8 @@ pub struct Hooks<'h> {
     pub ask: Option<Ask<'h>>,
     /// Each line of command output, as it arrives.
     pub on_line: OnLine<'h>,
-    /// Each task's report, as it finishes.
+    /// Each task's report, as it finishes; the operations of a TASKS block
+    /// each as it finishes, then the block.
     pub on_task: Box<dyn FnMut(&TaskReport) + 'h>,
 }
 
@@ -137,10 +138,14 @@ pub struct Target<'a> {
 pub enum Ending {
     /// Every task succeeded, or nothing needed to change.
     Success,
-    /// Some task failed or was skipped; the rest is applied.
+    /// Some task failed or was skipped (a dropped block of the reply is a
+    /// SKIP task), and nothing was applied: the branch did not move.
     Failed,
-    /// Blocks of the reply were dropped (another syntax, a marker off
-    /// column 1): what was read is applied, the rest is listed as SKIP.
+    /// Some task failed or was skipped, and the rest is applied: the
+    /// branch moved (with `--dry-run`: would move; without git: some task
+    /// succeeded). Also an apply whose commit could not all be written to
+    /// the working tree, and any reply with dropped blocks (syntaxes.md
+    /// §2), even when nothing else changed.
     Partial,
     /// The reply holds no operation at all.
     NoOperations,
@@ -172,9 +177,13 @@ impl Ending {
         }
     }
 
-    fn by_tally(tally: Tally) -> Ending {
+    /// The ending of an apply that was not rejected: `applied` says
+    /// whether any of the reply is applied (see [`Ending::Partial`]).
+    fn by_tally(tally: Tally, applied: bool) -> Ending {
         if tally.all_succeeded() {
             Ending::Success
+        } else if applied {
+            Ending::Partial
         } else {
             Ending::Failed
         }
@@ -191,8 +200,8 @@ pub struct Applied {
     pub base: Option<ObjectId>,
     /// The pre commit, when one was made and the branch moved.
     pub pre: Option<ObjectId>,
-    /// The post commit, if one was made (on the branch for `success`,
-    /// `failed` and `partial`).
+    /// The post commit, if one was made (on the branch for `success` and
+    /// `partial`).
     pub post: Option<ObjectId>,
     /// Where a rejected result is kept.
     pub rejected_ref: Option<String>,
@@ -205,8 +214,12 @@ pub struct Applied {
     /// New files the snapshot left out because the ignore rules before a
     /// reply changed them ignore them (`git::ignored`).
     pub left_ignored: Vec<String>,
-    /// `--dry-run`: the diff that would be committed.
+    /// `--dry-run`: the reply's changes, as a patch against the working
+    /// tree as it is (what the post commit would change from pre).
     pub diff: Option<String>,
+    /// `--dry-run`: the paths of your own uncommitted work (not the
+    /// reply's; in the working tree already, and in pre when it is made).
+    pub your_work: Vec<String>,
     pub verify: Option<Verified>,
     /// Command lines the user answered "always" to: the caller records
     /// them in the working tree's approvals.
@@ -232,6 +245,7 @@ impl Applied {
             left_out: Vec::new(),
             left_ignored: Vec::new(),
             diff: None,
+            your_work: Vec::new(),
             verify: None,
             always: Vec::new(),
             warnings: Vec::new(),
@@ -298,16 +312,6 @@ fn root_spellings(root: &Path) -> Vec<String> {
         .collect();
     roots.dedup();
     roots
-}
-
-/// The ending of an apply whose branch moved (or would move), by its
-/// tasks and by whether the reply dropped blocks.
-fn ending_of(tally: Tally, parsed: &Parsed<'_>) -> Ending {
-    if !parsed.dropped.is_empty() {
-        Ending::Partial
-    } else {
-        Ending::by_tally(tally)
-    }
 }
 
 /// Phase timings, for `--error-detail debug`.
@@ -459,7 +463,9 @@ pub fn apply(
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(
-            ending_of(tally, parsed),
+            // A reply with dropped blocks stays `partial` (syntaxes.md §2):
+            // only part of it was read at all.
+            Ending::by_tally(tally, !parsed.dropped.is_empty()),
             format!("nothing changed; the branch was not moved ({tally})"),
         );
         if settings.dry_run {
@@ -467,24 +473,21 @@ pub fn apply(
         }
         o
     } else if settings.dry_run {
-        let paths: Vec<String> = snapshot
-            .paths
-            .iter()
-            .map(|(p, _)| p.clone())
-            .chain(changed.iter().map(|c| c.path.clone()))
-            .collect();
-        let diff = diff::unified_diff(repo, base_tree, post_tree, &paths)?;
+        // The reply's changes against the working tree as it is (pre), so
+        // that git apply takes them there; your own work is listed apart.
+        let diff = diff::unified_diff(repo, snapshot.tree, post_tree, &changed)?;
         let mut o = match &verified {
             Some(v) if !v.passed => Applied::new(
                 Ending::Failed,
                 format!("dry run: nothing was changed; {} ({tally})", v.message),
             ),
             _ => Applied::new(
-                ending_of(tally, parsed),
+                Ending::by_tally(tally, true),
                 format!("dry run: nothing was changed ({tally})"),
             ),
         };
         o.diff = Some(diff);
+        o.your_work = snapshot.paths.iter().map(|(p, _)| p.clone()).collect();
         o
     } else {
         let mut o = commit::commit_and_advance(
@@ -501,13 +504,10 @@ pub fn apply(
             verified.as_ref(),
             timings,
         )?;
-        if matches!(o.ending, Ending::Success | Ending::Failed) {
-            o.ending = ending_of(tally, parsed);
-        }
         // A file that could not be written leaves the working tree behind
         // the branch: not a success, whatever the tasks did.
         if !o.worktree.failed.is_empty() && o.ending == Ending::Success {
-            o.ending = Ending::Failed;
+            o.ending = Ending::Partial;
             o.message = format!(
                 "{}; {} could not be written to your working tree (see the lines above)",
                 o.message,

@@ -163,7 +163,7 @@ fn json_report_describes_tasks_commits_and_worktree() {
         format!("{EDIT}<---SEARCH file=\"a.txt\"--->\nmissing\n<---REPLACE--->\nx\n<---END--->\n");
     let a = apply(dir.path(), &["--format", "json", "-"], &reply).code(1);
     let v = json(&a);
-    assert_eq!(v["status"], "failed");
+    assert_eq!(v["status"], "partial");
     assert_eq!(v["exit_code"], 1);
     assert_eq!(v["branch"], "main");
     assert_eq!(
@@ -872,7 +872,7 @@ fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
         .assert()
         .code(1);
     let report = json(&first);
-    assert_eq!(report["status"], "failed");
+    assert_eq!(report["status"], "partial");
     assert_eq!(report["worktree"]["failed"][0]["path"], "a.txt");
     assert_eq!(read(d, "a.txt"), "old\n", "the write failed");
     assert_eq!(out(d, &["show", "main:a.txt"]), "new");

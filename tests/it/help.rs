@@ -92,3 +92,49 @@ fn man_page_covers_every_subcommand_and_flag() {
         }
     }
 }
+
+/// The SYNOPSIS names every command, and every flag of the commands it
+/// spells out in full (the others say `[OPTIONS]` or take only
+/// `--lock-timeout`, described below); its macro lines quote evenly.
+#[test]
+fn man_page_synopsis_names_every_command_and_its_flags() {
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/git-clada.1"))
+        .expect("man/git-clada.1 exists");
+    let start = man.find(".SH SYNOPSIS").expect("a SYNOPSIS");
+    let end = man[start..].find(".SH DESCRIPTION").expect("a DESCRIPTION") + start;
+    let synopsis = man[start..end].replace("\\-", "-");
+    // One entry per `.B git clada NAME`, up to the next one.
+    let entries: Vec<&str> = synopsis.split(".B git clada ").skip(1).collect();
+    let entry = |name: &str| {
+        entries
+            .iter()
+            .find(|e| e.starts_with(&format!("{name}\n")) || e.starts_with(&format!("{name} ")))
+            .copied()
+    };
+    let cli = Cli::command();
+    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name();
+        let found = entry(name).or_else(|| {
+            sub.get_subcommands()
+                .find_map(|inner| entry(&format!("{name} {}", inner.get_name())))
+        });
+        let found = found.unwrap_or_else(|| panic!("the SYNOPSIS lacks `{name}`"));
+        if ["parse", "prompt", "status", "log", "show", "allow"].contains(&name) {
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                let flags = [
+                    arg.get_long().map(|l| format!("--{l}")),
+                    arg.get_short().map(|s| format!("-{s}")),
+                ];
+                assert!(
+                    flags.iter().flatten().any(|f| found.contains(f.as_str()))
+                        || arg.is_positional(),
+                    "the SYNOPSIS of `{name}` lacks {flags:?}"
+                );
+            }
+        }
+    }
+    for line in synopsis.lines().filter(|l| l.starts_with('.')) {
+        assert_eq!(line.matches('"').count() % 2, 0, "uneven quotes: {line}");
+    }
+    assert!(!man.contains(")),"), "a stray `))`");
+}

@@ -274,7 +274,7 @@ fn run_is_refused_on_a_server_unless_server_run_is_set() {
     );
     fetch(&s.client);
     let found = result(&s.client, &tip);
-    assert_eq!(trailer(&found, "Clada-Status"), Some("failed"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Status"), Some("partial"), "{found}");
     assert!(
         found.contains(
             "[task-2] SKIP: RUN echo hi - command_not_allowed: RUN is disabled on this server"
@@ -700,7 +700,7 @@ fn a_json_note_with_deletes_moves_and_reads_is_applied_on_a_server_without_run()
     let found = result(&s.client, &tip);
     // RUN is refused, so its block (with the delete) is skipped whole; the
     // rest ran in memory in the bare repository.
-    assert_eq!(trailer(&found, "Clada-Status"), Some("failed"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Status"), Some("partial"), "{found}");
     assert!(
         found.contains("[task-1] SUCCESS: MOVE a.txt -> docs/a.txt"),
         "{found}"

@@ -107,7 +107,7 @@ fn missing_file_is_an_error_with_exit_2() {
         .args(["parse", "nope.md"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("cannot read nope.md"));
+        .stderr(predicates::str::contains("cannot read the reply nope.md"));
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn a_run_that_creates_and_deletes_files_is_committed_and_reaches_the_working_tre
         "{text}"
     );
     assert!(
-        text.contains("changed: a.txt, copy.txt, moved.txt, old/gone.txt"),
+        text.contains("    changed: copy.txt, moved.txt\n    removed: a.txt, old/gone.txt\n"),
         "{text}"
     );
     assert_eq!(

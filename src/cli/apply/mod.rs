@@ -18,7 +18,7 @@ use crate::apply::search::MatchMode;
 use crate::csl::{self, Delimiters, Severity};
 use crate::git::commit::Identity;
 use crate::git::{Head, ObjectId, Repository};
-use crate::report::text::task_lines;
+use crate::report::text::own_lines;
 use crate::syntax::{self, Choice, Parsed};
 use crate::transaction::{self, Applied, Ending, Hooks, Settings, Target, Timings};
 
@@ -103,7 +103,7 @@ pub struct ApplyArgs {
     #[arg(long, value_enum)]
     pub error_detail: Option<ErrorDetail>,
 
-    /// Print the diff that would be committed and change nothing
+    /// Print the reply's changes as a patch (git apply takes it) and change nothing
     #[arg(long)]
     pub dry_run: bool,
 
@@ -371,17 +371,9 @@ fn apply_or_stop(
     // Before the HEAD check: a rebase detaches HEAD, and "switch to a
     // branch" would be the wrong advice.
     super::guard::refuse_operation_in_progress(&repo, "applying")?;
-    let Head::Branch {
-        name: branch,
-        commit: base,
-    } = repo.head().map_err(git_err)?
-    else {
-        return Err(
-            CliError::new("HEAD is detached: clada applies to a branch").hint(
-                "switch to a branch first (git switch <branch>, or git switch -c <new-branch>)",
-            ),
-        );
-    };
+    // Stepped back, the way back to a branch is step-forward (which also
+    // restores the saved work), not git switch.
+    let (branch, base) = super::guard::on_branch(&repo, "apply")?;
     if repo.workdir().is_none() {
         return Err(CliError::new(
             "the repository is bare: apply needs a working tree",
@@ -532,10 +524,12 @@ fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
     Hooks {
         ask: interactive.then(commands::terminal_question),
         on_line: commands::output_lines(streaming),
+        // Each operation of a block is heard as it finishes, then the
+        // block: its own line only, after theirs.
         on_task: Box::new(move |t| {
             if streaming {
                 let _ = write_stdout(|out| {
-                    out.write_all(task_lines(t, &super::paint::stdout()).as_bytes())
+                    out.write_all(own_lines(t, &super::paint::stdout()).as_bytes())
                 });
             }
         }),
@@ -593,7 +587,7 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
         };
         return Ok(ReplyInput::from_bytes(format!("note on {rev}"), bytes));
     }
-    ReplyInput::read(args.input.as_deref())
+    ReplyInput::read(args.input.as_deref(), "apply")
 }
 
 /// Parses a reply with the front end of its syntax; an input over the
@@ -692,7 +686,7 @@ fn run_no_git(
             "--from-commit and --from-note need a repository; --no-git reads a file or stdin",
         ));
     }
-    let input = ReplyInput::read(args.input.as_deref())?;
+    let input = ReplyInput::read(args.input.as_deref(), "apply")?;
     let parsed = parse_input(&input, choice, delims);
     let layers = Layers::new(repo);
     let (presentation, settings) = resolve(args, &layers)?;

@@ -46,6 +46,8 @@ struct JsonReport<'a> {
     explanations: &'a [crate::syntax::Explanation],
     worktree: JsonWorktree,
     diff: Option<String>,
+    /// `--dry-run`: the paths of the user's own uncommitted work.
+    your_work: &'a [String],
     verify: Option<&'a Verified>,
     /// What went wrong after the branch moved that the apply survived.
     warnings: &'a [String],
@@ -104,6 +106,7 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         explanations: &[],
         worktree: JsonWorktree::default(),
         diff: None,
+        your_work: &[],
         verify: None,
         warnings: &[],
     }
@@ -180,6 +183,7 @@ pub(crate) fn render(
             explanations: &parsed.explanations,
             worktree,
             diff: applied.diff.clone(),
+            your_work: &applied.your_work,
             verify: applied.verify.as_ref(),
             warnings: &applied.warnings,
         };
@@ -245,7 +249,23 @@ pub(crate) fn render(
             "left out {path}: not in pre (its name is not UTF-8); left as it is on disk"
         )?;
     }
-    if let Some(diff) = &applied.diff {
+    if !applied.your_work.is_empty() {
+        let shown: Vec<String> = applied
+            .your_work
+            .iter()
+            .map(|p| crate::quote::shown(p).into_owned())
+            .collect();
+        writeln!(
+            w,
+            "clada: your work (uncommitted, in your working tree already; not the reply's, not in the diff): {}",
+            crate::cli::guard::list_paths(&shown, 10)
+        )?;
+    }
+    if let Some(diff) = applied.diff.as_ref().filter(|d| !d.is_empty()) {
+        writeln!(
+            w,
+            "clada: the reply's changes, as a patch against your working tree (git apply takes it):"
+        )?;
         w.write_all(presentation.palette.diff(diff).as_bytes())?;
     }
     let ids = match (applied.pre, applied.post) {
@@ -265,11 +285,14 @@ pub(crate) fn render(
         _ => String::new(),
     };
     writeln!(w, "clada: {}{ids}", applied.message)?;
-    if applied.ending == Ending::Partial {
+    if !parsed.dropped.is_empty() {
+        let n = parsed.dropped.len();
         writeln!(
             w,
-            "clada: partial: {} block(s) of the reply were not applied (see the SKIP lines above); send them again in the reply's syntax",
-            parsed.dropped.len()
+            "clada: {} of the reply {} not applied (see the SKIP lines above); send {} again in the reply's syntax",
+            crate::apply::exec::plural(n, "block"),
+            if n == 1 { "was" } else { "were" },
+            if n == 1 { "it" } else { "them" },
         )?;
     }
     Ok(())
