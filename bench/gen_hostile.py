@@ -9,7 +9,10 @@ KIND is one of:
   sham-unclosed  SHAM blocks whose closing line never comes;
   telt-value     TELT blocks whose value runs on: no delimiter of their
                  own ID comes again, only another ID's END;
-  telt-reused    TELT blocks reusing one ID, none ever ended.
+  telt-reused    TELT blocks reusing one ID, none ever ended;
+  telt-far       TELT blocks whose value's next delimiter of their own ID
+                 comes only at the very end of the reply (all of them
+                 there), so each value runs over every later block.
 Each block is a few lines; the reply is SIZE bytes or a little more.
 Without look-ahead (src/syntax/ahead.rs) each of these made the reader or
 the syntax detection rescan the rest of the reply once per block.
@@ -38,6 +41,16 @@ def block(i):
 
 
 parts, n, i = [], 0, 0
+if kind == "telt-far":
+    # A block is ~60 bytes and its far delimiter ~16.
+    count = size // 76
+    for i in range(count):
+        k = ids[i % len(ids)] + (str(i // len(ids)) if i >= len(ids) else "")
+        parts.append(f"#!telt [3-char SHA: {k}]\n=== FILE_WRITE ===\n--PATH {k}--\na\n")
+    for i in range(count):
+        k = ids[i % len(ids)] + (str(i // len(ids)) if i >= len(ids) else "")
+        parts.append(f"--CONTENT {k}--\n")
+    n = size
 while n < size:
     b = block(i)
     parts.append(b)

@@ -25,7 +25,7 @@ bench_build
 mkdir -p bench/out
 
 failed=0
-for kind in sham-heredoc sham-unclosed telt-value telt-reused; do
+for kind in sham-heredoc sham-unclosed telt-value telt-reused telt-far; do
     reply=bench/out/hostile-$kind-$size.md
     [[ -f $reply && $reply -nt bench/gen_hostile.py ]] ||
         python3 bench/gen_hostile.py "$kind" "$size" "$reply"

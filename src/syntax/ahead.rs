@@ -25,6 +25,9 @@ pub struct Ahead<'t> {
     hasher: foldhash::fast::RandomState,
     /// The start of the last line with each key (by its hash).
     last: HashMap<u64, usize>,
+    /// The start and number of every line with each key, in order: only
+    /// for an index made by [`Ahead::with_every`].
+    every: HashMap<u64, Vec<(usize, u32)>>,
     /// The start and number of each stopping line, in order.
     stops: Vec<(usize, u32)>,
 }
@@ -39,10 +42,33 @@ impl<'t> Ahead<'t> {
         key: impl Fn(&'t str) -> Option<&'t str>,
         stop: impl Fn(&'t str) -> bool,
     ) -> Ahead<'t> {
+        Ahead::build(text, from, key, stop, false)
+    }
+
+    /// [`Ahead::new`], keeping every line of each key, for
+    /// [`Ahead::next_of`]: for a reader that jumps from line to line of
+    /// one key (TELT: a block's own delimiters).
+    pub fn with_every(
+        text: &'t str,
+        from: &Line<'_>,
+        key: impl Fn(&'t str) -> Option<&'t str>,
+        stop: impl Fn(&'t str) -> bool,
+    ) -> Ahead<'t> {
+        Ahead::build(text, from, key, stop, true)
+    }
+
+    fn build(
+        text: &'t str,
+        from: &Line<'_>,
+        key: impl Fn(&'t str) -> Option<&'t str>,
+        stop: impl Fn(&'t str) -> bool,
+        every: bool,
+    ) -> Ahead<'t> {
         let mut ahead = Ahead {
             text,
             hasher: foldhash::fast::RandomState::default(),
             last: HashMap::new(),
+            every: HashMap::new(),
             stops: Vec::new(),
         };
         let mut lines = Lines::new(text);
@@ -51,6 +77,13 @@ impl<'t> Ahead<'t> {
             if let Some(k) = key(line.text) {
                 let hash = ahead.hasher.hash_one(k);
                 ahead.last.insert(hash, line.start);
+                if every {
+                    ahead
+                        .every
+                        .entry(hash)
+                        .or_default()
+                        .push((line.start, line.no));
+                }
             }
             if stop(line.text) {
                 ahead.stops.push((line.start, line.no));
@@ -65,6 +98,17 @@ impl<'t> Ahead<'t> {
         self.last
             .get(&self.hasher.hash_one(key))
             .is_some_and(|&last| last >= pos)
+    }
+
+    /// The first line with `key` that starts at or after byte `pos`, if the
+    /// index was made by [`Ahead::with_every`] (else `None`: read on).
+    /// Several keys with one hash only make it early, never late: the
+    /// caller checks the line it lands on.
+    pub fn next_of(&self, key: &str, pos: usize) -> Option<Line<'t>> {
+        let lines = self.every.get(&self.hasher.hash_one(key))?;
+        let i = lines.partition_point(|&(start, _)| start < pos);
+        let &(start, no) = lines.get(i)?;
+        line_at(self.text, start, no)
     }
 
     /// The first stopping line that starts at or after byte `pos`.
@@ -151,12 +195,20 @@ mod same_result {
             ),
             10 => format!("#!nesl [@three-char-SHA-256: {a}]\n#!end_{b}\n"),
             11 => "```\n".to_string(),
+            12 => format!("=== NOTE ===\n// a comment\n\n--PATH {a}--\nw\n"),
+            13 => "=== Notes ===\n".to_string(),
+            14 => format!("--PATH {a}-- // a comment\r\n\r\n"),
+            15 => format!(
+                "#!NESL [@three-char-SHA-256: {a}]\naction = \"file_write\"\npath = \"a\"\ncontent = <<\"W{b}\"\nx\n"
+            ),
+            16 => format!("W{a}  \n#!end_{b}\t\n"),
+            17 => format!("#!END_SHAM_{a}\r\n"),
             _ => "prose, and a line of it\n".to_string(),
         }
     }
 
     fn reply() -> impl Strategy<Value = String> {
-        prop::collection::vec((0..13usize, 0..IDS.len(), 0..IDS.len()), 0..40).prop_map(|pieces| {
+        prop::collection::vec((0..19usize, 0..IDS.len(), 0..IDS.len()), 0..40).prop_map(|pieces| {
             pieces
                 .into_iter()
                 .map(|(kind, a, b)| piece(kind, IDS[a], IDS[b]))

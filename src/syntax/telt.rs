@@ -26,7 +26,7 @@ use std::borrow::Cow;
 
 use super::actions::{self, BlockRead, Call, Param, Problem, Style, problem};
 use super::ahead::Ahead;
-use super::lines::{Line, Lines, value_between};
+use super::lines::{Line, Lines, line_at, value_between};
 use super::{Dropped, Parsed, Syntax};
 use crate::csl::DiagnosticKind;
 
@@ -78,6 +78,34 @@ fn own_line_id(line: &str) -> Option<&str> {
         None if line.starts_with(OPENER) => opener(line).and_then(|(id, _)| id),
         None => None,
     }
+}
+
+/// The command line that ends a value just before `next`, its block's
+/// next delimiter (`id`): the last line before it, comments and blank
+/// lines aside, if that line is an upper-case `=== NAME ===` at or after
+/// `from`. Inside a value, only such a line is a command.
+fn command_before<'t>(text: &'t str, next: &Line<'t>, from: usize, id: &str) -> Option<Line<'t>> {
+    if delimiter(next.text).is_none_or(|(_, line_id, _)| line_id != id) {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let (mut end, mut no) = (next.start, next.no);
+    while end > from {
+        // The line before the one starting at `end`.
+        let start = memchr::memrchr(b'\n', &bytes[..end - 1]).map_or(0, |n| n + 1);
+        no -= 1;
+        let line = line_at(text, start, no)?;
+        if start < from {
+            return None;
+        }
+        if !is_comment(line.text) {
+            return command(line.text)
+                .is_some_and(|(name, _)| is_upper(name))
+                .then_some(line);
+        }
+        end = start;
+    }
+    None
 }
 
 /// Whether a line is where a value that never ends may have meant to
@@ -230,7 +258,12 @@ impl<'t> Reader<'t> {
         loop {
             let Some(line) = self.lines.next() else {
                 if self.ahead.is_none() && self.look_ahead {
-                    self.ahead = Some(Ahead::new(self.text, open, own_line_id, ends_value_late));
+                    self.ahead = Some(Ahead::with_every(
+                        self.text,
+                        open,
+                        own_line_id,
+                        ends_value_late,
+                    ));
                 }
                 self.ran_out(open, id, fallback, &mut current, block);
                 return;
@@ -291,19 +324,36 @@ impl<'t> Reader<'t> {
                             }
                         };
                         open_cmd.value = Some((index, line.next));
-                        if let Some(ahead) = &self.ahead
-                            && !ahead.may_come(id, line.next)
-                        {
-                            // None of this block's delimiters comes again:
-                            // the value runs to the end of the reply. Where
-                            // the scan would have stopped, without it.
-                            let fallback = fallback.or_else(|| {
-                                let stop = ahead.next_stop(line.next)?;
-                                Some((stop, !stop.text.starts_with(OPENER)))
-                            });
-                            self.lines.finish();
-                            self.ran_out(open, id, fallback, &mut current, block);
-                            return;
+                        if let Some(ahead) = &self.ahead {
+                            if !ahead.may_come(id, line.next) {
+                                // None of this block's delimiters comes
+                                // again: the value runs to the end of the
+                                // reply. Where the scan would have stopped,
+                                // without it.
+                                let fallback = fallback.or_else(|| {
+                                    let stop = ahead.next_stop(line.next)?;
+                                    Some((stop, !stop.text.starts_with(OPENER)))
+                                });
+                                self.lines.finish();
+                                self.ran_out(open, id, fallback, &mut current, block);
+                                return;
+                            }
+                            // The value runs to this block's next line (or
+                            // a command line just before it): the lines
+                            // between are its own, and only a place where
+                            // it may have meant to end matters. Going there
+                            // directly keeps a reply of values whose ends
+                            // lie far away from rescanning them per block.
+                            if let Some(next) = ahead.next_of(id, line.next) {
+                                if fallback.is_none()
+                                    && let Some(stop) = ahead.next_stop(line.next)
+                                    && stop.start < next.start
+                                {
+                                    fallback = Some((stop, !stop.text.starts_with(OPENER)));
+                                }
+                                let resume = command_before(self.text, &next, line.next, id);
+                                self.lines.seek(&resume.unwrap_or(next));
+                            }
                         }
                     }
                     None => block.problems.push(problem(
