@@ -11,7 +11,8 @@
 //! 4. **Report** what happened in words the reply's author can act on.
 //!
 //! Dependencies point one way: `cli → git, csl`; `csl` depends on nothing
-//! of ours but `style` (the colours of the text output, a leaf). `main.rs` only maps the outcome of [`cli::main`] to an exit code.
+//! of ours but `style` (the colours of the text output, a leaf).
+//! `main.rs` only maps the outcome of [`cli::main`] to an exit code.
 //!
 //! The history commands (undo, redo, squash, step-back, step-forward,
 //! status, log, show) read the commits an apply writes through `history`

@@ -8,7 +8,7 @@
 //! notes, JSON, a pipe) [`Palette::PLAIN`], whose styles are empty, so
 //! that no escape code can reach a file or a commit.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use anstyle::{AnsiColor, Style};
 
@@ -88,6 +88,11 @@ impl Palette {
             let style = if text.starts_with("diff --git ") {
                 in_hunk = false;
                 self.meta
+            } else if text.starts_with("Binary file") {
+                // A file of its own without a header of its own (and
+                // uncoloured, as git shows it).
+                in_hunk = false;
+                Style::new()
             } else if text.starts_with("@@") {
                 in_hunk = true;
                 self.hunk
@@ -100,7 +105,7 @@ impl Palette {
             } else {
                 Style::new()
             };
-            out.push_str(&Painted(style, text).to_string());
+            let _ = write!(out, "{}", Painted(style, text));
             if line.ends_with('\n') {
                 out.push('\n');
             }
@@ -155,5 +160,11 @@ mod tests {
         // Inside a hunk, a line starting with --- is a removed line.
         assert_eq!(lines[7], "\x1b[31m--- d\x1b[0m");
         assert_eq!(Palette::PLAIN.diff(diff), diff);
+        // A binary file's line is plain, and the next file's headers bold.
+        let diff = "@@ -1 +1 @@\n-a\nBinary file b.bin differs\n--- a/c\n";
+        let shown = Palette::COLOR.diff(diff);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[2], "Binary file b.bin differs");
+        assert_eq!(lines[3], "\x1b[1m--- a/c\x1b[0m");
     }
 }

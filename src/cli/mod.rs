@@ -22,7 +22,6 @@ mod status;
 mod step;
 mod undo;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -144,7 +143,7 @@ pub fn main() -> ExitCode {
         Command::Hook(_) => Some(paint::ColorWhen::Never),
         _ => cli.color,
     };
-    paint::choose(color, Path::new("."));
+    paint::choose(color);
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),

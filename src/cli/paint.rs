@@ -4,6 +4,7 @@
 //! reads). The styles themselves are [`crate::style::Palette`]'s.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anstream::{AutoStream, ColorChoice};
 
@@ -20,17 +21,38 @@ pub enum ColorWhen {
     Never,
 }
 
-/// Sets the process's colour choice: `flag` if given, else `color.ui`
-/// from the git configuration of the repository in `cwd` (or the global
-/// one), else automatic.
-pub fn choose(flag: Option<ColorWhen>, cwd: &Path) {
-    let choice = match flag {
-        Some(ColorWhen::Always) => ColorChoice::Always,
-        Some(ColorWhen::Never) => ColorChoice::Never,
-        Some(ColorWhen::Auto) => ColorChoice::Auto,
-        None => color_ui(cwd).unwrap_or(ColorChoice::Auto),
+/// What the command line chose (`None` inside: `--color` not given).
+/// Until a command line chooses, nothing is coloured: the library's own
+/// callers (a test, the hooks' code called directly) get plain text.
+static FLAG: OnceLock<Option<ColorWhen>> = OnceLock::new();
+
+/// The choice made from [`FLAG`] and `color.ui`, on first use: a command
+/// that colours nothing (JSON, say) never reads the configuration.
+static CHOSEN: OnceLock<()> = OnceLock::new();
+
+/// Records the command line's choice: `flag` if given, else (when first
+/// needed) `color.ui` from the git configuration of the repository in the
+/// current directory (or the global one), else automatic.
+pub fn choose(flag: Option<ColorWhen>) {
+    let _ = FLAG.set(flag);
+}
+
+/// Whether colour was chosen at all, the global choice made on the first
+/// call.
+fn chosen() -> bool {
+    let Some(&flag) = FLAG.get() else {
+        return false;
     };
-    choice.write_global();
+    CHOSEN.get_or_init(|| {
+        let choice = match flag {
+            Some(ColorWhen::Always) => ColorChoice::Always,
+            Some(ColorWhen::Never) => ColorChoice::Never,
+            Some(ColorWhen::Auto) => ColorChoice::Auto,
+            None => color_ui(Path::new(".")).unwrap_or(ColorChoice::Auto),
+        };
+        choice.write_global();
+    });
+    true
 }
 
 /// `color.ui` as git reads it: `always`; `never` or false; `auto` or true
@@ -50,11 +72,17 @@ fn color_ui(cwd: &Path) -> Option<ColorChoice> {
 
 /// The palette for what goes to standard output.
 pub fn stdout() -> Palette {
+    if !chosen() {
+        return Palette::PLAIN;
+    }
     palette(AutoStream::choice(&std::io::stdout()))
 }
 
 /// The palette for what goes to standard error.
 pub fn stderr() -> Palette {
+    if !chosen() {
+        return Palette::PLAIN;
+    }
     palette(AutoStream::choice(&std::io::stderr()))
 }
 
@@ -62,5 +90,18 @@ fn palette(choice: ColorChoice) -> Palette {
     match choice {
         ColorChoice::Never => Palette::PLAIN,
         _ => Palette::COLOR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hooks' code and the library's other callers, run without the
+    /// command line, colour nothing whatever the environment says.
+    #[test]
+    fn nothing_is_coloured_until_a_command_line_chooses() {
+        assert_eq!(stdout(), Palette::PLAIN);
+        assert_eq!(stderr(), Palette::PLAIN);
     }
 }

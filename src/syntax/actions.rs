@@ -458,22 +458,21 @@ impl<'c, 't> Args<'c, 't> {
 
     /// The one value of `name`, if given.
     fn single(&self, name: &str) -> Option<&'c str> {
-        self.values
-            .iter()
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| v.first())
-            .map(|v| v.as_ref())
+        self.first(name).map(|v| v.as_ref())
     }
 
-    /// The value of a required parameter (checked by `read`).
-    /// Borrowed from the reply where the reader found it as one slice.
+    /// The value of a required parameter (checked by `read`), borrowed
+    /// from the reply where the reader found it as one slice of it.
     fn text(&self, name: &str) -> Text<'t> {
+        self.first(name).cloned().unwrap_or_default()
+    }
+
+    /// The first value of `name`, as read.
+    fn first(&self, name: &str) -> Option<&'c Cow<'t, str>> {
         self.values
             .iter()
             .find(|(n, _)| *n == name)
             .and_then(|(_, v)| v.first())
-            .cloned()
-            .unwrap_or_default()
     }
 
     /// A path value: surrounding whitespace (a line break before the

@@ -526,13 +526,14 @@ fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
         on_line: commands::output_lines(streaming),
         // Each operation of a block is heard as it finishes, then the
         // block: its own line only, after theirs.
-        on_task: Box::new(move |t| {
-            if streaming {
-                let _ = write_stdout(|out| {
-                    out.write_all(own_lines(t, &super::paint::stdout()).as_bytes())
-                });
-            }
-        }),
+        on_task: {
+            let palette = super::paint::stdout();
+            Box::new(move |t| {
+                if streaming {
+                    let _ = write_stdout(|out| out.write_all(own_lines(t, &palette).as_bytes()));
+                }
+            })
+        },
     }
 }
 

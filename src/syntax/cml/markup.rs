@@ -582,12 +582,12 @@ fn floor_char(text: &str, at: usize) -> usize {
     at
 }
 
-/// A CDATA section's text: literal, with the original protocol's
-/// `]]&gt;` read as `]]>`.
 /// How a CDATA section writes its own `]]>` (the original protocol's
 /// escape).
 const CDATA_ESCAPED_CLOSE: &str = "]]&gt;";
 
+/// A CDATA section's text: literal, with the original protocol's
+/// `]]&gt;` read as `]]>`.
 fn push_cdata(slice: &str, out: &mut String) {
     let mut rest = slice;
     while let Some(n) = memmem::find(rest.as_bytes(), CDATA_ESCAPED_CLOSE.as_bytes()) {
