@@ -216,6 +216,28 @@ impl Repository {
         .map_err(|e| fail(&e))
     }
 
+    /// A notes commit of its own (no parent, no reference): a notes tree
+    /// holding `notes` (annotated object, text), committed by `who` with
+    /// `message`. The per-request protocol's requests and results are such
+    /// commits, each under a reference of its own (doc/hooks.md).
+    pub fn notes_commit(
+        &self,
+        who: &Identity,
+        notes: &[(ObjectId, &[u8])],
+        message: &str,
+    ) -> Result<ObjectId, GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::op("write a notes commit", e);
+        let mut tree = ObjectId::empty_tree(self.repo.object_hash());
+        for (object, text) in notes {
+            let blob = self.repo.write_blob(text).map_err(|e| fail(&e))?.detach();
+            tree = gix::note::plumbing::State::new(tree, &self.repo)
+                .and_then(|mut state| state.replace(*object, blob, &self.repo))
+                .map_err(|e| fail(&e))?
+                .tree;
+        }
+        self.commit(who, message, tree, &[])
+    }
+
     /// The text of the note on `object` in `notes_ref`, if any.
     pub fn note(&self, notes_ref: &str, object: ObjectId) -> Result<Option<Vec<u8>>, GitError> {
         let mut notes = self

@@ -49,11 +49,29 @@ impl ResultNote {
 /// from the last paragraph only (the report above it quotes the reply and
 /// the files, which could hold anything).
 pub fn request_of(note: &[u8]) -> Option<ObjectId> {
+    trailer(note, "Clada-Request").and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
+}
+
+/// The `Clada-Status` of a result note (or of a per-request result
+/// commit's message, which is the same text).
+pub fn status_of(note: &[u8]) -> Option<String> {
+    trailer(note, "Clada-Status")
+}
+
+/// The branch a request names (`Clada-Branch` in its notes commit's
+/// message), when it names a valid one.
+pub fn branch_of(message: &[u8]) -> Option<String> {
+    trailer(message, "Clada-Branch")
+        .filter(|b| crate::git::is_valid_ref_name(&format!("refs/heads/{b}")))
+}
+
+/// The value of trailer `key` in the last paragraph of `note`.
+fn trailer(note: &[u8], key: &str) -> Option<String> {
     let text = String::from_utf8_lossy(note);
     let last = text.trim_end().rsplit("\n\n").next()?;
     last.lines()
-        .find_map(|l| l.strip_prefix("Clada-Request: "))
-        .and_then(|id| ObjectId::from_hex(id.trim().as_bytes()).ok())
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .map(|v| v.trim().to_string())
 }
 
 #[cfg(test)]
@@ -78,6 +96,7 @@ mod tests {
             "clada: applied\n\nClada-Status: success\nClada-Request: {request}\nClada-Branch: main\n"
         )));
         assert_eq!(request_of(text.as_bytes()), Some(request));
+        assert_eq!(status_of(text.as_bytes()).as_deref(), Some("success"));
         assert_eq!(
             request_of(format!("Clada-Request: {decoy}\n\nbody\n").as_bytes()),
             None

@@ -11,7 +11,7 @@ use crate::common::{clada, git_command, scratch};
 const DATE: &str = "2026-01-01T00:00:00Z";
 
 /// PATH with the directory of the built `git-clada` first.
-fn path_with_clada() -> std::ffi::OsString {
+pub(crate) fn path_with_clada() -> std::ffi::OsString {
     let bin = Path::new(env!("CARGO_BIN_EXE_git-clada"))
         .parent()
         .expect("the binary is in a directory")
@@ -25,7 +25,7 @@ fn path_with_clada() -> std::ffi::OsString {
 
 /// Hermetic `git` in `dir` that finds `git clada`, with a fixed identity
 /// and clock (inherited by the hooks a push runs on the server).
-fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
+pub(crate) fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
     let mut cmd = git_command(dir, args);
     cmd.env("PATH", path_with_clada())
         .env("GIT_AUTHOR_NAME", "t")
@@ -37,12 +37,12 @@ fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
     cmd
 }
 
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     git_cmd(dir, args).output().expect("run git")
 }
 
 /// Runs git, which must succeed; its stdout, trimmed.
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = run(dir, args);
     assert!(
         out.status.success(),
@@ -52,7 +52,7 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -135,12 +135,12 @@ fn result(client: &Path, rev: &str) -> String {
     ok(client, &["notes", "--ref", "clada-results", "show", rev])
 }
 
-fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
+pub(crate) fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
     note.lines()
         .find_map(|l| l.strip_prefix(&format!("{key}: ")))
 }
 
-const EDIT: &str =
+pub(crate) const EDIT: &str =
     "Please apply:\n<---SEARCH file=\"a.txt\"--->\nhi\n<---REPLACE--->\nhello\n<---END--->\n";
 
 #[test]

@@ -14,6 +14,7 @@ mod history_crash;
 mod history_fixture;
 mod history_model;
 mod hook;
+mod http;
 mod parse;
 mod pty;
 mod roundtrip;

@@ -39,6 +39,13 @@ pub enum HookAction {
     PreReceive,
     /// Run the post-receive hook: apply new inbox notes to the branches they are on
     PostReceive,
+    /// Answer the requests whose post-receive hook was stopped before answering them
+    ///
+    /// Every push does this too: a request waiting under refs/clada/inbox/
+    /// that no live hook is answering is answered by the next push's
+    /// post-receive. This does it now, for a repository nobody pushes to
+    /// (from cron, or by hand after a crash).
+    Recover,
 }
 
 /// Install clada's hooks into this repository's hooks directory
@@ -83,6 +90,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let ours = receive::post_receive(&repo, &input)?;
             Ok(worst(chained, ours))
         }
+        HookAction::Recover => receive::recover_now(&open()?),
     }
 }
 

@@ -19,9 +19,11 @@ use std::time::Duration;
 use crate::fault;
 use crate::git::commit::Identity;
 use crate::git::inbox::Note;
+use crate::git::lock::{Claim, claimed};
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
-use crate::hook::result::{ResultNote, request_of};
+use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
+use crate::hook::result::{ResultNote, branch_of, request_of, status_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -102,6 +104,16 @@ impl Server {
             .collect()
     }
 
+    /// The requests this push creates under `refs/clada/inbox/`: (id,
+    /// notes commit).
+    fn request_updates(updates: &[RefUpdate]) -> Vec<(String, ObjectId)> {
+        updates
+            .iter()
+            .filter(|u| u.old.is_none())
+            .filter_map(|u| Some((request_id(&u.name)?.to_string(), u.new?)))
+            .collect()
+    }
+
     fn too_many(&self, n: usize) -> Option<String> {
         (n > self.max_notes).then(|| {
             format!(
@@ -144,30 +156,87 @@ fn diagnostics(reply: &Parsed<'_>, origin: &str) -> Result<String, CliError> {
     Ok(String::from_utf8_lossy(&text).into_owned())
 }
 
+/// Why this push's request references cannot be taken, if they cannot:
+/// a request is written once, under an id not used before.
+fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<String>, CliError> {
+    for u in updates {
+        let Some(id) = request_id(&u.name) else {
+            continue;
+        };
+        if u.new.is_none() {
+            // Withdrawing a request that is not answered yet.
+            continue;
+        }
+        if u.old.is_some() {
+            return Ok(Some(format!(
+                "{} already holds a request: a request reference is written once; push the next request under a new id",
+                u.name
+            )));
+        }
+        if id.len() > MAX_ID {
+            return Ok(Some(format!(
+                "the request id in {} is longer than {MAX_ID} bytes",
+                u.name
+            )));
+        }
+        if repo.ref_target(&result_ref(id)).map_err(git)?.is_some() {
+            return Ok(Some(format!(
+                "the request {id} was answered before ({}); push the next request under a new id",
+                result_ref(id)
+            )));
+        }
+    }
+    Ok(None)
+}
+
 pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
-    if let Some(u) = updates.iter().find(|u| u.name == server.results) {
+    if let Some(u) = updates
+        .iter()
+        .find(|u| u.name == server.results || requests::result_id(&u.name).is_some())
+    {
         eprintln!(
             "clada: push rejected: {} holds the server's results and only the server writes it",
             u.name
         );
         return Ok(Outcome::Failed);
     }
+    if let Some(why) = refused_requests(repo, &updates)? {
+        eprintln!("clada: push rejected: {why}");
+        return Ok(Outcome::Failed);
+    }
     let inbox = server.inbox_updates(&updates);
-    if inbox.is_empty() {
+    let created = Server::request_updates(&updates);
+    if inbox.is_empty() && created.is_empty() {
         return Ok(Outcome::Success);
     }
     let delims = settings::delimiters_in(Some(repo), None, None)?;
     let mut quarantine = Quarantine::open(repo.git_dir()).map_err(git)?;
     let mut notes = Vec::new();
-    for (old, new) in inbox {
+    for &(old, new) in &inbox {
         notes.extend(quarantine.changed_notes(old, new).map_err(|e| {
             git(e).hint(format!(
                 "{} must hold git notes (git notes --ref {} add …)",
                 server.inbox, server.inbox
             ))
         })?);
+    }
+    for (id, commit) in &created {
+        let found = quarantine.changed_notes(None, *commit).map_err(|e| {
+            git(e).hint(format!(
+                "{} must be a notes commit (git clada push-reply makes one)",
+                request_ref(id)
+            ))
+        })?;
+        if found.is_empty() {
+            eprintln!(
+                "clada: push rejected: {} holds no note: a request is a notes commit with the reply as the note on the commit to edit",
+                request_ref(id)
+            );
+            return Ok(Outcome::Failed);
+        }
+        notes.extend(found);
     }
     if let Some(why) = server.too_many(notes.len()) {
         eprintln!("clada: push rejected: {why}");
@@ -192,34 +261,104 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         }
     }
     if broken > 0 {
+        let how = if inbox.is_empty() {
+            "Fix the reply and push it again (git clada push-reply <remote> <branch> reply.md)"
+                .to_string()
+        } else {
+            format!(
+                "Fix the reply, replace the note (git notes --ref {} add -f -F reply.md <commit>) and push again",
+                server.inbox
+            )
+        };
         eprintln!(
-            "clada: push rejected: {broken} note{} in {} {} fatal syntax errors (above); nothing was stored. Fix the reply, replace the note (git notes --ref {} add -f -F reply.md <commit>) and push again",
+            "clada: push rejected: {broken} note{} {} fatal syntax errors (above); nothing was stored. {how}",
             if broken == 1 { "" } else { "s" },
-            server.inbox,
             if broken == 1 { "has" } else { "have" },
-            server.inbox
         );
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Success)
 }
 
+/// A request pushed under a reference of its own.
+struct Request {
+    id: String,
+    /// The notes commit pushed.
+    commit: ObjectId,
+    notes: Vec<Note>,
+    /// The branch named by the request's `Clada-Branch` trailer (its
+    /// notes commit's message): the one to apply to, even when other
+    /// branches point at the same commit.
+    branch: Option<String>,
+}
+
+impl Request {
+    fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, CliError> {
+        let message = repo.commit_message(commit).map_err(git)?;
+        Ok(Request {
+            id: id.to_string(),
+            commit,
+            notes: repo.changed_notes(None, commit).map_err(git)?,
+            branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
+        })
+    }
+}
+
+/// Where post-receive hooks record the requests they are answering.
+fn claims_dir(repo: &Repository) -> std::path::PathBuf {
+    repo.git_dir().join("clada").join("claims")
+}
+
+/// The requests waiting under `refs/clada/inbox/` that no live hook is
+/// answering, except `ours`: their hook was stopped (killed, or out of
+/// time waiting for the lock) before it answered them.
+fn orphans(repo: &Repository, ours: &[Request]) -> Result<Vec<Request>, CliError> {
+    let dir = claims_dir(repo);
+    let mut out = Vec::new();
+    for name in repo.refs_under(requests::REQUESTS).map_err(git)? {
+        let Some(id) = request_id(&name) else {
+            continue;
+        };
+        if ours.iter().any(|r| r.id == id) || claimed(&dir.join(claim_file(id))) {
+            continue;
+        }
+        let Some(commit) = repo.ref_target(&name).map_err(git)? else {
+            continue;
+        };
+        match Request::read(repo, id, commit) {
+            Ok(request) => out.push(request),
+            // Not a notes commit: nothing to answer (pre-receive refuses
+            // these; one written on the server by hand is left alone).
+            Err(e) => eprintln!("clada: {name}: left unanswered: {}", e.message),
+        }
+    }
+    Ok(out)
+}
+
 pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
-    let inbox = server.inbox_updates(&updates);
-    if inbox.is_empty() {
-        return Ok(Outcome::Success);
-    }
     let mut notes = Vec::new();
-    for (old, new) in inbox {
+    for (old, new) in server.inbox_updates(&updates) {
         notes.extend(repo.changed_notes(old, new).map_err(git)?);
     }
-    if let Some(why) = server.too_many(notes.len()) {
+    let mut ours = Vec::new();
+    for (id, commit) in Server::request_updates(&updates) {
+        ours.push(Request::read(repo, &id, commit)?);
+    }
+    let count = notes.len() + ours.iter().map(|r| r.notes.len()).sum::<usize>();
+    if let Some(why) = server.too_many(count) {
         eprintln!("clada: nothing was applied: {why}");
         return Ok(Outcome::Failed);
     }
-    if notes.is_empty() {
+    // Claimed before the wait for the lock: a hook that finds them
+    // meanwhile leaves them to this one while it lives.
+    let _claims: Vec<Claim> = ours
+        .iter()
+        .map(|r| Claim::take(claims_dir(repo).join(claim_file(&r.id))))
+        .collect();
+    let orphans = orphans(repo, &ours)?;
+    if notes.is_empty() && ours.is_empty() && orphans.is_empty() {
         return Ok(Outcome::Success);
     }
     // Branch tips pushed together with the notes: they single out a branch
@@ -230,37 +369,269 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         .filter_map(|u| Some((u.name.clone(), u.new?)))
         .collect();
     let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout).map_err(|e| {
-        let list: Vec<String> = notes.iter().map(|n| repo.short(n.target)).collect();
-        CliError::new(format!(
-            "{e}; the notes on {} were not applied",
-            list.join(", ")
-        ))
-        .hint("raise git config clada.lockTimeout on the server; to retry, replace the note with a changed one and push again")
+        let mut list: Vec<String> = notes.iter().map(|n| format!("the note on {}", repo.short(n.target))).collect();
+        list.extend(ours.iter().map(|r| format!("the request {}", r.id)));
+        if list.is_empty() {
+            list.push("no request of this push".to_string());
+        }
+        CliError::new(format!("{e}; {} were not answered", list.join(", ")))
+        .hint("requests pushed under refs/clada/inbox/ are answered by the next push to this repository (or git clada hook recover on the server); a note in the shared inbox must be replaced by a changed one and pushed again. Raise git config clada.lockTimeout if this is frequent")
     })?;
     fault::point("hook-locked");
     let author = apply::author(None, &Layers::new(Some(repo)))?;
     let mut outcome = Outcome::Success;
+    let mut tally = |status: Option<String>| {
+        if status.is_some_and(|s| s != "success") {
+            outcome = Outcome::Failed;
+        }
+    };
+    // The oldest first: requests left by a stopped hook.
+    recover(repo, &server, &author, orphans)?;
     for note in &notes {
         // One request's trouble is its own: the others are still answered.
         match respond(repo, &server, &author, note, &pushed) {
-            Ok(Some(status)) if status == "success" => {}
-            Ok(None) => {}
-            Ok(Some(_)) => outcome = Outcome::Failed,
+            Ok(status) => tally(status),
             Err(e) => {
                 eprintln!(
                     "clada: note on {}: error: {}",
                     repo.short(note.target),
                     e.message
                 );
-                outcome = Outcome::Failed;
+                tally(Some("error".into()));
             }
         }
     }
-    println!(
-        "clada: results are in {} (git fetch origin {}:{})",
-        server.results, server.results, server.results
-    );
+    for request in &ours {
+        for status in answer_request(repo, &server, &author, request, &pushed, false)? {
+            tally(Some(status));
+        }
+    }
+    if !notes.is_empty() {
+        println!(
+            "clada: results are in {} (git fetch origin {}:{})",
+            server.results, server.results, server.results
+        );
+    }
     Ok(outcome)
+}
+
+/// Answers `orphans` (under the lock): requests whose own hook stopped
+/// before answering them. Each is looked at again first: its hook may
+/// have come back to life (a claim written late) or answered it.
+fn recover(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    orphans: Vec<Request>,
+) -> Result<(), CliError> {
+    let dir = claims_dir(repo);
+    for request in orphans {
+        if claimed(&dir.join(claim_file(&request.id)))
+            || repo.ref_target(&request_ref(&request.id)).map_err(git)? != Some(request.commit)
+        {
+            continue;
+        }
+        println!(
+            "clada: answering the request {}, left unanswered by a hook that was stopped",
+            request.id
+        );
+        // The claim keeps a second recovering hook away (it would wait for
+        // the lock, then find the result anyway).
+        let _claim = Claim::take(dir.join(claim_file(&request.id)));
+        answer_request(repo, server, author, &request, &[], true)?;
+    }
+    Ok(())
+}
+
+/// `git clada hook recover`: answers every request that no live hook is
+/// answering, as the next push would.
+pub fn recover_now(repo: &Repository) -> Result<Outcome, CliError> {
+    let server = Server::read(repo)?;
+    let orphans = orphans(repo, &[])?;
+    if orphans.is_empty() {
+        println!("clada: no request is waiting for an answer");
+        return Ok(Outcome::Success);
+    }
+    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let author = apply::author(None, &Layers::new(Some(repo)))?;
+    recover(repo, &server, &author, orphans)?;
+    Ok(Outcome::Success)
+}
+
+/// Answers a request pushed under a reference of its own (under the
+/// lock): each note is answered as a shared-inbox note is, the results
+/// are written at `refs/clada/results/<id>` (and in the shared results
+/// ref), then the request reference is deleted. `recovering`: the request
+/// was left by a hook that was stopped, which may have got as far as
+/// applying it or writing its result note. The statuses, one per note.
+fn answer_request(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    request: &Request,
+    pushed: &[(String, ObjectId)],
+    recovering: bool,
+) -> Result<Vec<String>, CliError> {
+    let id = &request.id;
+    let results = result_ref(id);
+    if let Some(done) = repo.ref_target(&results).map_err(git)? {
+        // Answered by another push's hook (which found it waiting), or
+        // answered before a hook was stopped short of deleting it.
+        let text = repo.commit_message(done).map_err(git)?;
+        println!("clada: request {id}: answered before");
+        print!("{}", String::from_utf8_lossy(&text));
+        remove_request(repo, author, request);
+        return Ok(status_of(&text).into_iter().collect());
+    }
+    let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
+    for note in &request.notes {
+        let earlier = if recovering {
+            answered_before(repo, server, note, request.branch.as_deref())?
+        } else {
+            None
+        };
+        let (status, text) = match earlier {
+            Some(found) => found,
+            None => {
+                let wanted = request.branch.as_deref();
+                let result =
+                    answer(repo, server, note, pushed, wanted).unwrap_or_else(|e| ResultNote {
+                        status: "error".into(),
+                        request: note.blob,
+                        branch: None,
+                        post: None,
+                        body: render_error(&e),
+                    });
+                let text = result.render();
+                repo.set_note_with(
+                    author,
+                    &server.results,
+                    note.target,
+                    text.as_bytes(),
+                    "clada: result of a request",
+                )
+                .map_err(git)?;
+                (result.status, text)
+            }
+        };
+        fault::point("hook-noted");
+        answered.push((note.target, status, text));
+    }
+    let message = match answered.as_slice() {
+        [(_, _, text)] => text.clone(),
+        many => {
+            let mut m = format!(
+                "clada: results of {} notes (one result note per commit in this notes tree)\n",
+                many.len()
+            );
+            for (target, status, _) in many {
+                m.push_str(&format!("\nnote on {target}: {status}"));
+            }
+            m.push('\n');
+            m
+        }
+    };
+    let entries: Vec<(ObjectId, &[u8])> = answered
+        .iter()
+        .map(|(target, _, text)| (*target, text.as_bytes()))
+        .collect();
+    let commit = repo.notes_commit(author, &entries, &message).map_err(git)?;
+    repo.create_ref(author, &results, commit, "clada: result of a request")
+        .map_err(git)?;
+    fault::point("hook-answered");
+    remove_request(repo, author, request);
+    let mut statuses = Vec::new();
+    for (target, status, text) in answered {
+        println!(
+            "clada: request {id}, note on {}: {status}",
+            repo.short(target)
+        );
+        print!("{text}");
+        statuses.push(status);
+    }
+    println!("clada: the result is at {results} (git fetch origin {results})");
+    Ok(statuses)
+}
+
+/// Deletes an answered request's reference, if it still holds the request
+/// (its pusher may have withdrawn it). A failure leaves it for the next
+/// hook, which finds the result and deletes it then.
+fn remove_request(repo: &Repository, author: &Identity, request: &Request) {
+    let name = request_ref(&request.id);
+    if let Err(e) = repo.delete_ref(author, &name, request.commit)
+        && !matches!(e, crate::git::commit::UpdateError::Moved { .. })
+    {
+        eprintln!("clada: could not delete the answered request {name}: {e}");
+    }
+}
+
+/// What a stopped hook had already done for `note`: the result note it
+/// wrote, or the apply it made (a post commit on the note's commit made
+/// from this very reply, on a branch) whose report it lost.
+fn answered_before(
+    repo: &Repository,
+    server: &Server,
+    note: &Note,
+    wanted: Option<&str>,
+) -> Result<Option<(String, String)>, CliError> {
+    // The same reply on the same commit for another branch is another
+    // request's answer.
+    if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
+        && request_of(&old) == Some(note.blob)
+        && wanted.is_none_or(|w| branch_of(&old).as_deref() == Some(short_branch(w)))
+    {
+        let status = status_of(&old).unwrap_or_else(|| "error".into());
+        return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
+    }
+    // A server apply has no pre commit: the post commit's parent is the
+    // note's commit, and its message names the reply's blob.
+    let reply = format!("Clada-Reply: {}", note.blob);
+    for branch in repo.refs_under("refs/heads/").map_err(git)? {
+        if wanted.is_some_and(|w| w != branch) {
+            continue;
+        }
+        let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
+            continue;
+        };
+        // Other requests may have been applied on top since.
+        for commit in repo.first_parents(tip, 64).map_err(git)? {
+            let info = repo.commit_info(commit).map_err(git)?;
+            if info.first_parent() != Some(note.target) {
+                continue;
+            }
+            if !info.message.lines().any(|l| l.trim_end() == reply) {
+                break;
+            }
+            let all_done = info
+                .message
+                .lines()
+                .find_map(|l| l.strip_prefix("Clada-Tasks: "))
+                .is_some_and(|t| t.contains(" 0 failed, 0 skipped"));
+            let result = ResultNote {
+                status: if all_done { "success" } else { "failed" }.into(),
+                request: note.blob,
+                branch: Some(short_branch(&branch).to_string()),
+                post: Some(commit),
+                body: format!(
+                    "applied by a hook that was stopped before it wrote its report; the post commit {} records the tasks:\n\n{}",
+                    repo.short(commit),
+                    info.message.trim_end()
+                ),
+            };
+            let text = result.render();
+            repo.set_note_with(
+                &apply::author(None, &Layers::new(Some(repo)))?,
+                &server.results,
+                note.target,
+                text.as_bytes(),
+                "clada: result of a request",
+            )
+            .map_err(git)?;
+            return Ok(Some((result.status, text)));
+        }
+    }
+    Ok(None)
 }
 
 /// Answers one request and writes its result note; the status, or `None`
@@ -279,7 +650,7 @@ fn respond(
         println!("clada: the note on {short} was answered before; it is not applied again");
         return Ok(None);
     }
-    let result = answer(repo, server, note, pushed).unwrap_or_else(|e| ResultNote {
+    let result = answer(repo, server, note, pushed, None).unwrap_or_else(|e| ResultNote {
         status: "error".into(),
         request: note.blob,
         branch: None,
@@ -349,12 +720,14 @@ fn short_branch(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
-/// Applies one request (under the lock) and says how it went.
+/// Applies one request (under the lock) and says how it went. `wanted`:
+/// the branch the request names, if it names one.
 fn answer(
     repo: &Repository,
     server: &Server,
     note: &Note,
     pushed: &[(String, ObjectId)],
+    wanted: Option<&str>,
 ) -> Result<ResultNote, CliError> {
     let short = repo.short(note.target);
     let mut result = ResultNote {
@@ -364,7 +737,22 @@ fn answer(
         post: None,
         body: String::new(),
     };
-    let branch = match choose(repo, note.target, pushed)? {
+    let choice = match wanted {
+        Some(name) if repo.ref_target(name).map_err(git)? == Some(note.target) => {
+            Choice::One(name.to_string())
+        }
+        Some(name) => {
+            let name = short_branch(name);
+            result.status = "stale".into();
+            result.branch = Some(name.to_string());
+            result.body = format!(
+                "stale: {name} is no longer at {short}; the request was not applied.\n    fetch, bring your work onto the new tip of {name}, and push the reply again (git clada push-reply <remote> {name} reply.md)\n"
+            );
+            return Ok(result);
+        }
+        None => choose(repo, note.target, pushed)?,
+    };
+    let branch = match choice {
         Choice::One(branch) => branch,
         Choice::None => {
             result.status = "stale".into();
