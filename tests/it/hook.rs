@@ -894,3 +894,103 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
         drop(s);
     }
 }
+
+/// `git clada push-reply origin main` of `reply` from `client`, with the
+/// server's hooks (which inherit the environment over the filesystem)
+/// aborted at `fault`, when given.
+fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
+    let file = client.join(".git/request.md");
+    std::fs::write(&file, reply).unwrap();
+    let mut cmd = git_cmd(
+        client,
+        &[
+            "clada",
+            "push-reply",
+            "--timeout",
+            "200ms",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    );
+    if let Some(point) = fault {
+        cmd.env("CLADA_FAULT", point);
+    }
+    cmd.output().expect("run git clada push-reply")
+}
+
+#[test]
+fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
+    // Every place post-receive can die with a request in hand, from
+    // before the apply to after the result but before the request is
+    // taken away. Half are answered by the next push, half by `hook
+    // recover`.
+    let points = [
+        "hook-locked",
+        "post-committed",
+        "branch-moved",
+        "noted",
+        "hook-noted",
+        "hook-answered",
+    ];
+    for (i, point) in points.iter().enumerate() {
+        let s = setup();
+        let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+        let first = push_reply_fs(&s.client, EDIT, Some(point));
+        let answered_at_once = *point == "hook-answered";
+        assert_eq!(
+            first.status.code(),
+            Some(if answered_at_once { 0 } else { 2 }),
+            "{point}: {}",
+            text(&first.stderr)
+        );
+        let waiting = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(waiting.lines().count(), 1, "{point}: {waiting}");
+        let id = waiting
+            .strip_prefix("refs/clada/inbox/")
+            .unwrap()
+            .to_string();
+        if i % 2 == 0 {
+            // Any push answers it: here a branch of no concern.
+            ok(&s.client, &["push", "-q", "origin", "main:elsewhere"]);
+        } else {
+            clada(s.root.path(), &s.server)
+                .args(["hook", "recover"])
+                .assert()
+                .success();
+        }
+        let left = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(left, "", "{point}: the request is taken away");
+        let result = ok(
+            &s.server,
+            &[
+                "log",
+                "-1",
+                "--format=%B",
+                &format!("refs/clada/results/{id}"),
+            ],
+        );
+        assert_eq!(
+            trailer(&result, "Clada-Status"),
+            Some("success"),
+            "{point}: {result}"
+        );
+        // Applied exactly once, on the request's commit.
+        let post = ok(&s.server, &["rev-parse", "main"]);
+        assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip, "{point}");
+        assert_eq!(
+            trailer(&result, "Clada-Post"),
+            Some(post.as_str()),
+            "{point}"
+        );
+        assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello", "{point}");
+        ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+        assert!(!s.server.join("clada.lock").exists(), "{point}");
+    }
+}
