@@ -280,6 +280,31 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
     Ok(Outcome::Success)
 }
 
+/// The requests' replies, read and parsed before the lock is taken, by
+/// note.
+#[derive(Default)]
+struct Replies<'a>(Vec<(Note, &'a ReplyInput, Parsed<'a>)>);
+
+impl<'a> Replies<'a> {
+    fn get(&self, note: &Note) -> Option<(&'a ReplyInput, &Parsed<'a>)> {
+        self.0
+            .iter()
+            .find(|(n, _, _)| n == note)
+            .map(|(_, input, parsed)| (*input, parsed))
+    }
+}
+
+/// A note's text as a reply, within the size limit.
+fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
+    let content = repo
+        .blob_within(note.blob, crate::csl::input::MAX_INPUT)
+        .map_err(git)?;
+    Ok(request_input(
+        format!("note on {}", repo.short(note.target)),
+        content,
+    ))
+}
+
 /// A request pushed under a reference of its own.
 struct Request {
     id: String,
@@ -368,6 +393,23 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         .filter(|u| u.name.starts_with("refs/heads/"))
         .filter_map(|u| Some((u.name.clone(), u.new?)))
         .collect();
+    // Read and parsed now: under the lock, only the apply.
+    let delims = settings::delimiters_in(Some(repo), None, None)?;
+    let all: Vec<Note> = notes
+        .iter()
+        .chain(ours.iter().flat_map(|r| &r.notes))
+        .copied()
+        .collect();
+    let inputs: Vec<(Note, ReplyInput)> = all
+        .iter()
+        .filter_map(|n| Some((*n, read_reply(repo, n).ok()?)))
+        .collect();
+    let replies = Replies(
+        inputs
+            .iter()
+            .map(|(n, input)| (*n, input, parse_input(input, server.syntax, &delims)))
+            .collect(),
+    );
     let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout).map_err(|e| {
         let mut list: Vec<String> = notes.iter().map(|n| format!("the note on {}", repo.short(n.target))).collect();
         list.extend(ours.iter().map(|r| format!("the request {}", r.id)));
@@ -389,7 +431,7 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     recover(repo, &server, &author, orphans)?;
     for note in &notes {
         // One request's trouble is its own: the others are still answered.
-        match respond(repo, &server, &author, note, &pushed) {
+        match respond(repo, &server, &author, note, &pushed, &replies) {
             Ok(status) => tally(status),
             Err(e) => {
                 eprintln!(
@@ -402,7 +444,7 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         }
     }
     for request in &ours {
-        for status in answer_request(repo, &server, &author, request, &pushed, false)? {
+        for status in answer_request(repo, &server, &author, request, &pushed, false, &replies)? {
             tally(Some(status));
         }
     }
@@ -438,7 +480,15 @@ fn recover(
         // The claim keeps a second recovering hook away (it would wait for
         // the lock, then find the result anyway).
         let _claim = Claim::take(dir.join(claim_file(&request.id)));
-        answer_request(repo, server, author, &request, &[], true)?;
+        answer_request(
+            repo,
+            server,
+            author,
+            &request,
+            &[],
+            true,
+            &Replies::default(),
+        )?;
     }
     Ok(())
 }
@@ -472,6 +522,7 @@ fn answer_request(
     request: &Request,
     pushed: &[(String, ObjectId)],
     recovering: bool,
+    replies: &Replies<'_>,
 ) -> Result<Vec<String>, CliError> {
     let id = &request.id;
     let results = result_ref(id);
@@ -491,30 +542,31 @@ fn answer_request(
         } else {
             None
         };
-        let (status, text) = match earlier {
-            Some(found) => found,
-            None => {
-                let wanted = request.branch.as_deref();
-                let result =
-                    answer(repo, server, note, pushed, wanted).unwrap_or_else(|e| ResultNote {
-                        status: "error".into(),
-                        request: note.blob,
-                        branch: None,
-                        post: None,
-                        body: render_error(&e),
-                    });
-                let text = result.render();
-                repo.set_note_with(
-                    author,
-                    &server.results,
-                    note.target,
-                    text.as_bytes(),
-                    "clada: result of a request",
-                )
-                .map_err(git)?;
-                (result.status, text)
-            }
-        };
+        let (status, text) =
+            match earlier {
+                Some(found) => found,
+                None => {
+                    let wanted = request.branch.as_deref();
+                    let result = answer(repo, server, note, pushed, wanted, replies)
+                        .unwrap_or_else(|e| ResultNote {
+                            status: "error".into(),
+                            request: note.blob,
+                            branch: None,
+                            post: None,
+                            body: render_error(&e),
+                        });
+                    let text = result.render();
+                    repo.set_note_with(
+                        author,
+                        &server.results,
+                        note.target,
+                        text.as_bytes(),
+                        "clada: result of a request",
+                    )
+                    .map_err(git)?;
+                    (result.status, text)
+                }
+            };
         fault::point("hook-noted");
         answered.push((note.target, status, text));
     }
@@ -642,6 +694,7 @@ fn respond(
     author: &Identity,
     note: &Note,
     pushed: &[(String, ObjectId)],
+    replies: &Replies<'_>,
 ) -> Result<Option<String>, CliError> {
     let short = repo.short(note.target);
     if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
@@ -650,7 +703,7 @@ fn respond(
         println!("clada: the note on {short} was answered before; it is not applied again");
         return Ok(None);
     }
-    let result = answer(repo, server, note, pushed, None).unwrap_or_else(|e| ResultNote {
+    let result = answer(repo, server, note, pushed, None, replies).unwrap_or_else(|e| ResultNote {
         status: "error".into(),
         request: note.blob,
         branch: None,
@@ -728,6 +781,7 @@ fn answer(
     note: &Note,
     pushed: &[(String, ObjectId)],
     wanted: Option<&str>,
+    replies: &Replies<'_>,
 ) -> Result<ResultNote, CliError> {
     let short = repo.short(note.target);
     let mut result = ResultNote {
@@ -783,19 +837,25 @@ fn answer(
         );
         return Ok(result);
     }
-    let content = repo
-        .blob_within(note.blob, crate::csl::input::MAX_INPUT)
-        .map_err(git)?;
-    let input = request_input(format!("note on {short}"), content);
-    let delims = settings::delimiters_in(Some(repo), None, None)?;
-    let reply = parse_input(&input, server.syntax, &delims);
+    // Read and parsed before the lock, unless this is a request found
+    // under it (left by a stopped hook).
+    let (own_input, own_reply);
+    let (input, reply) = match replies.get(note) {
+        Some(found) => found,
+        None => {
+            own_input = read_reply(repo, note)?;
+            let delims = settings::delimiters_in(Some(repo), None, None)?;
+            own_reply = parse_input(&own_input, server.syntax, &delims);
+            (&own_input, &own_reply)
+        }
+    };
     if reply.has_fatal() {
         // pre-receive normally refuses these; without it, or with other
         // delimiters since, the result says why nothing ran.
         result.status = "fatal".into();
         result.body = format!(
             "{}FATAL: nothing was applied: the reply has fatal syntax errors\n",
-            diagnostics(&reply, &input.origin)?
+            diagnostics(reply, &input.origin)?
         );
         return Ok(result);
     }
@@ -815,7 +875,7 @@ fn answer(
         refuse_run: (!server.run).then_some(RUN_REFUSED),
     };
     if reply.is_empty() {
-        let applied = crate::transaction::no_operations(&reply);
+        let applied = crate::transaction::no_operations(reply);
         result.status = applied.ending.name().into();
         result.body = format!("{}\n", applied.message);
         return Ok(result);
@@ -823,8 +883,8 @@ fn answer(
     match apply_and_render(
         repo,
         &args,
-        &input,
-        &reply,
+        input,
+        reply,
         &target,
         false,
         &mut Timings::default(),
