@@ -994,3 +994,112 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
         assert!(!s.server.join("clada.lock").exists(), "{point}");
     }
 }
+
+/// A request made by hand, as doc/hooks.md shows: the reply as the note on
+/// `rev`, the branch named in the message; the notes commit's id.
+fn request_by_hand(client: &Path, rev: &str, branch: &str, reply: &str) -> String {
+    let file = client.join(".git/by-hand.md");
+    std::fs::write(&file, reply).unwrap();
+    let blob = ok(client, &["hash-object", "-w", file.to_str().unwrap()]);
+    let target = ok(client, &["rev-parse", rev]);
+    let mut mktree = git_cmd(client, &["mktree"]);
+    mktree
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    use std::io::Write as _;
+    writeln!(child.stdin.take().unwrap(), "100644 blob {blob}\t{target}").unwrap();
+    let tree = text(&child.wait_with_output().unwrap().stdout)
+        .trim()
+        .to_string();
+    let branch_trailer = format!("Clada-Branch: {branch}");
+    ok(
+        client,
+        &[
+            "commit-tree",
+            "-m",
+            "clada: request",
+            "-m",
+            &branch_trailer,
+            &tree,
+        ],
+    )
+}
+
+#[test]
+fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
+    let s = setup();
+    let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    let pushed = run(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/by-hand/1"),
+        ],
+    );
+    let said = text(&pushed.stderr);
+    assert!(pushed.status.success(), "{said}");
+    assert!(
+        said.contains("remote: clada: request by-hand/1, note on"),
+        "{said}"
+    );
+    ok(
+        &s.client,
+        &["fetch", "-q", "origin", "refs/clada/results/by-hand/1"],
+    );
+    let result = ok(&s.client, &["log", "-1", "--format=%B", "FETCH_HEAD"]);
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(trailer(&result, "Clada-Branch"), Some("main"));
+    // The result is also a notes tree: the note on the request's commit.
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        ok(&s.client, &["show", &format!("FETCH_HEAD:{tip}")]),
+        result
+    );
+
+    let refused = |spec: String, why: &str| {
+        let out = run(&s.client, &["push", "origin", &spec]);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{spec}: {err}");
+        assert!(err.contains(why), "{spec}: {err}");
+    };
+    // An id is used once.
+    let again = request_by_hand(&s.client, "HEAD", "main", "Another reply\n");
+    refused(
+        format!("{again}:refs/clada/inbox/by-hand/1"),
+        "was answered before",
+    );
+    // Only the server writes results.
+    refused(
+        format!("{again}:refs/clada/results/mine"),
+        "only the server writes it",
+    );
+    // A request holds a note.
+    let nothing = ok(&s.client, &["hash-object", "-t", "tree", "-w", "--stdin"]);
+    let empty = ok(&s.client, &["commit-tree", "-m", "empty", &nothing]);
+    refused(format!("{empty}:refs/clada/inbox/empty"), "holds no note");
+    // A request waiting (its hook stopped) cannot be replaced.
+    let waiting = request_by_hand(&s.client, "HEAD", "main", "Please wait\n");
+    let stopped = git_cmd(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{waiting}:refs/clada/inbox/slow"),
+        ],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success());
+    refused(
+        format!("+{again}:refs/clada/inbox/slow"),
+        "already holds a request",
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
