@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::git::Repository;
 use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
-use crate::hook::result::status_of;
+use crate::hook::result::{from_push_output, status_of};
 
 use super::config::{Layers, parse_duration};
 use super::{CliError, Outcome, ReplyInput};
@@ -29,9 +29,12 @@ use super::{CliError, Outcome, ReplyInput};
 /// so the server has the commit the reply edits. The server's hooks check
 /// the request (a reply with fatal errors is refused at the push, with its
 /// diagnostics), apply it to the branch and answer at
-/// refs/clada/results/<id>, which this command fetches (with the branch,
-/// into REMOTE/BRANCH) and prints. No shared ref is written, so agents
-/// pushing at the same time never make each other's pushes fail.
+/// refs/clada/results/<id>. The push's own output carries the result
+/// (checked against the SHA-1 the server announces); when it does not,
+/// the result is fetched, retrying until --timeout. The branch is fetched
+/// into REMOTE/BRANCH, and the result printed. No shared ref is written,
+/// so agents pushing at the same time never make each other's pushes
+/// fail.
 ///
 /// Exit status, as `git clada apply`: 0 success; 1 some task failed or
 /// the apply was rejected; 2 the push was refused, the reply had fatal
@@ -90,7 +93,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             &format!("clada: request\n\nClada-Branch: {}\n", args.branch),
         )
         .map_err(|e| CliError::new(e.to_string()))?;
-    let id = match args.id {
+    let id = match args.id.clone() {
         Some(id) => id,
         None => new_id(&request.to_string()),
     };
@@ -119,48 +122,35 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !pushed.status.success() {
         return Ok(refused(&pushed, &args.branch));
     }
+    // The push's output holds the result when the server answered at
+    // once; it is fetched only when it does not (or came in pieces). The
+    // branch is fetched either way, for the agent to go on from.
+    let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id);
     let mut fetch = git();
-    fetch
-        .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
-        .arg(&args.remote)
-        .arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
+    fetch.args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]);
+    fetch.arg(&args.remote);
+    if shown.is_none() {
+        fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
+    }
     if named {
         fetch.arg(format!("+{branch}:{tracking}"));
     }
-    let deadline = Instant::now() + args.timeout;
-    let mut pause = Duration::from_millis(100);
-    loop {
-        let fetched = run(&mut fetch)?;
-        if fetched.status.success() {
-            break;
+    let text = match shown {
+        Some(text) => {
+            if named {
+                let fetched = run(&mut fetch)?;
+                if !fetched.status.success() {
+                    eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+                    eprintln!(
+                        "clada: warning: {tracking} was not updated; fetch it: git fetch {} {}",
+                        args.remote, args.branch
+                    );
+                }
+            }
+            text.into_bytes()
         }
-        if Instant::now() + pause > deadline {
-            eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
-            return Err(CliError::new(format!(
-                "no result for the request {id} within {:?}",
-                args.timeout
-            ))
-            .hint(format!(
-                "it stays queued on the server and is answered by the next push there (or git clada hook recover); fetch it later: git fetch {} {}",
-                args.remote,
-                result_ref(&id)
-            )));
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_secs(2));
-    }
-    // Opened again: the fetch wrote objects and references behind the
-    // first handle's back.
-    let repo = Repository::discover(std::path::Path::new("."))
-        .map_err(|e| CliError::new(e.to_string()))?
-        .ok_or_else(|| CliError::new("the repository went away"))?;
-    let result = repo
-        .ref_target(&result_ref(&id))
-        .map_err(|e| CliError::new(e.to_string()))?
-        .ok_or_else(|| CliError::new(format!("{} was not fetched", result_ref(&id))))?;
-    let text = repo
-        .commit_message(result)
-        .map_err(|e| CliError::new(e.to_string()))?;
+        None => wait_for_result(&mut fetch, &args, &id)?,
+    };
     super::write_stdout(|out| out.write_all(&text))?;
     let status = status_of(&text);
     if named && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
@@ -177,6 +167,48 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
         Some("stale" | "branch_moved") => Outcome::BranchMoved,
         _ => Outcome::Fatal,
     })
+}
+
+/// Fetches the result (and the branch) until it is there or the time is
+/// up; its text.
+fn wait_for_result(
+    fetch: &mut Command,
+    args: &PushReplyArgs,
+    id: &str,
+) -> Result<Vec<u8>, CliError> {
+    let deadline = Instant::now() + args.timeout;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let fetched = run(fetch)?;
+        if fetched.status.success() {
+            break;
+        }
+        if Instant::now() + pause > deadline {
+            eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+            return Err(CliError::new(format!(
+                "no result for the request {id} within {:?}",
+                args.timeout
+            ))
+            .hint(format!(
+                "it stays queued on the server and is answered by the next push there (or git clada hook recover); fetch it later: git fetch {} {}",
+                args.remote,
+                result_ref(id)
+            )));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+    // Opened again: the fetch wrote objects and references behind the
+    // first handle's back.
+    let repo = Repository::discover(std::path::Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| CliError::new("the repository went away"))?;
+    let result = repo
+        .ref_target(&result_ref(id))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| CliError::new(format!("{} was not fetched", result_ref(id))))?;
+    repo.commit_message(result)
+        .map_err(|e| CliError::new(e.to_string()))
 }
 
 /// `git`, with the user's environment: their remotes, credentials and

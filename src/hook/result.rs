@@ -65,6 +65,60 @@ pub fn branch_of(message: &[u8]) -> Option<String> {
         .filter(|b| crate::git::is_valid_ref_name(&format!("refs/heads/{b}")))
 }
 
+/// A result as post-receive prints it for the pusher, in an envelope a
+/// client can check: git shows it as `remote:` lines, which it may cut or
+/// pad, so the text is taken from the push's output only when its SHA-1
+/// is the one announced (else it is fetched).
+pub fn envelope(id: &str, status: &str, text: &str) -> String {
+    let mut out = format!(
+        "clada: request {id}: {status}; the result ({}) follows\n",
+        checksum(text.as_bytes())
+    );
+    out.push_str(text);
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("clada: end of the result of request {id}\n"));
+    out
+}
+
+/// The result of request `id` from a push's standard error (git's
+/// `remote: ` lines), when it is there whole.
+pub fn from_push_output(stderr: &str, id: &str) -> Option<String> {
+    let start = format!("clada: request {id}: ");
+    let end = format!("clada: end of the result of request {id}");
+    let mut lines = stderr.lines().map(|line| {
+        // git writes `remote: ` before each line and, when not on a
+        // terminal, eight spaces after a line that is not empty.
+        let line = line.strip_prefix("remote: ").unwrap_or(line);
+        line.strip_suffix("        ").unwrap_or(line)
+    });
+    let announced = lines.find_map(|l| {
+        l.strip_prefix(&start)?
+            .split_once("; the result (")?
+            .1
+            .strip_suffix(") follows")
+    })?;
+    let mut text = String::new();
+    for line in lines {
+        if line == end {
+            return (checksum(text.as_bytes()) == announced).then_some(text);
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    None
+}
+
+/// The SHA-1 of `bytes`, in hex.
+fn checksum(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    sha1::Sha1::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The value of trailer `key` in the last paragraph of `note`.
 fn trailer(note: &[u8], key: &str) -> Option<String> {
     let text = String::from_utf8_lossy(note);
@@ -97,6 +151,26 @@ mod tests {
         )));
         assert_eq!(request_of(text.as_bytes()), Some(request));
         assert_eq!(status_of(text.as_bytes()).as_deref(), Some("success"));
+        // Through a push's output and back, as git shows it.
+        let shown: String = envelope("a/1", "success", &text)
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    "remote: \n".to_string()
+                } else {
+                    format!("remote: {l}        \n")
+                }
+            })
+            .collect();
+        let noise = format!("To http://x/y.git\n{shown} * [new reference] x -> y\n");
+        assert_eq!(
+            from_push_output(&noise, "a/1").as_deref(),
+            Some(text.as_str())
+        );
+        assert_eq!(from_push_output(&noise, "a/2"), None);
+        // A line git cut or changed fails the checksum.
+        let cut = noise.replacen("WRITE a", "WRITE b", 1);
+        assert_eq!(from_push_output(&cut, "a/1"), None);
         assert_eq!(
             request_of(format!("Clada-Request: {decoy}\n\nbody\n").as_bytes()),
             None

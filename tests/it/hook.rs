@@ -1041,7 +1041,7 @@ fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
     let said = text(&pushed.stderr);
     assert!(pushed.status.success(), "{said}");
     assert!(
-        said.contains("remote: clada: request by-hand/1, note on"),
+        said.contains("remote: clada: request by-hand/1: success; the result ("),
         "{said}"
     );
     ok(

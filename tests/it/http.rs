@@ -198,13 +198,15 @@ fn a_request_pushed_over_http_is_checked_applied_and_answered() {
     assert!(refs(&server, "demo", "refs/clada/inbox/").is_empty());
     let results = refs(&server, "demo", "refs/clada/results/");
     assert_eq!(results.len(), 1, "{results:?}");
+    // The result came with the push (its checksum matched): nothing more
+    // was fetched for it, and it is what the server keeps.
     assert_eq!(
-        ok(
-            &client,
-            &["for-each-ref", "--format=%(refname)", "refs/clada/results/"]
-        ),
-        results[0]
+        ok(&client, &["for-each-ref", "refs/clada/results/"]),
+        "",
+        "the result was fetched"
     );
+    let kept = server.git("demo", &["log", "-1", "--format=%B", &results[0]]);
+    assert_eq!(kept.trim_end(), said.trim_end());
     use std::os::unix::fs::MetadataExt;
     let claims = std::fs::metadata(server.path("demo").join("clada/claims")).unwrap();
     assert_eq!(claims.uid(), 33, "the hook ran as www-data");

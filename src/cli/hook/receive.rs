@@ -23,7 +23,7 @@ use crate::git::lock::{Claim, claimed};
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, branch_of, request_of, status_of};
+use crate::hook::result::{ResultNote, branch_of, envelope, request_of, status_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -530,10 +530,10 @@ fn answer_request(
         // Answered by another push's hook (which found it waiting), or
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
-        println!("clada: request {id}: answered before");
-        print!("{}", String::from_utf8_lossy(&text));
+        let status = status_of(&text).unwrap_or_else(|| "error".into());
+        print!("{}", envelope(id, &status, &String::from_utf8_lossy(&text)));
         remove_request(repo, author, request);
-        return Ok(status_of(&text).into_iter().collect());
+        return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
     for note in &request.notes {
@@ -594,12 +594,19 @@ fn answer_request(
     fault::point("hook-answered");
     remove_request(repo, author, request);
     let mut statuses = Vec::new();
-    for (target, status, text) in answered {
-        println!(
-            "clada: request {id}, note on {}: {status}",
-            repo.short(target)
-        );
-        print!("{text}");
+    if let [(_, status, text)] = answered.as_slice() {
+        print!("{}", envelope(id, status, text));
+    } else {
+        for (target, status, text) in &answered {
+            println!(
+                "clada: request {id}, note on {}: {status}",
+                repo.short(*target)
+            );
+            print!("{text}");
+        }
+        print!("{}", envelope(id, "several", &message));
+    }
+    for (_, status, _) in answered {
         statuses.push(status);
     }
     println!("clada: the result is at {results} (git fetch origin {results})");
