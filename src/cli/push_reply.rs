@@ -55,6 +55,10 @@ pub struct PushReplyArgs {
     /// The request's id (default: the time, this process and the reply)
     #[arg(long)]
     pub id: Option<String>,
+    /// Do not fetch the branch after the result (the result itself is
+    /// still fetched when the push's output does not hold it)
+    #[arg(long)]
+    pub no_fetch: bool,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -127,17 +131,27 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     // branch is fetched either way, for the agent to go on from.
     let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id);
     let mut fetch = git();
-    fetch.args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]);
+    // No housekeeping or forced-update walk on this fetch: the agent is
+    // waiting for it, and the next ordinary git command does the former.
+    fetch.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-auto-maintenance",
+        "--no-show-forced-updates",
+    ]);
     fetch.arg(&args.remote);
     if shown.is_none() {
         fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
     }
-    if named {
+    let fetch_branch = named && !args.no_fetch;
+    if fetch_branch {
         fetch.arg(format!("+{branch}:{tracking}"));
     }
     let text = match shown {
         Some(text) => {
-            if named {
+            if fetch_branch {
                 let fetched = run(&mut fetch)?;
                 if !fetched.status.success() {
                     eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
@@ -153,7 +167,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     };
     super::write_stdout(|out| out.write_all(&text))?;
     let status = status_of(&text);
-    if named && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
+    if fetch_branch && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
         eprintln!(
             "clada: fetched into {}/{b}; to work on: git merge --ff-only {}/{b}",
             args.remote,
