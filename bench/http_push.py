@@ -7,8 +7,8 @@ Serves bare repositories with scripts/git-http-server.sh (lighttpd running
 `git http-backend` as www-data, clada's server hooks installed; needs root
 and lighttpd) on a free 127.0.0.1 port. For each number of agents N, a
 repository of its own with one branch per agent, and N clones. Each round
-runs both scenarios, all N agents at once (threads, started together), in
-an order that alternates from round to round:
+runs the three scenarios, all N agents at once (threads, started
+together), in an order that rotates from round to round:
 
   note   `git clada push-reply origin <branch> reply.md`: the reply (a
          WRITE of agents/<i>/<round>.txt) pushed as a request, applied by
@@ -16,6 +16,9 @@ an order that alternates from round to round:
          after it: the local branch is moved to the fetched one.
   plain  the same file with the same content committed locally (untimed),
          then `git push origin <branch>` (timed).
+  nofetch  `push-reply --no-fetch`: as note, without fetching the branch
+         (fetched untimed after it): the request's own round trip, its
+         result taken from the push's output.
 
 Every note must come back `success` (exit 0) and every push must succeed,
 or the script stops: a failed run cannot pass as a fast one. The times are
@@ -157,21 +160,26 @@ def bench(opts, root, port, n):
     def content(i, r):
         return f"change {r} of agent {i}\n"
 
-    def note(r):
+    def note(r, extra=(), name="note"):
         def work(i):
             d = agents[i]
             reply = os.path.join(d, ".git", "reply.md")
             with open(reply, "w") as f:
-                f.write(f'<---WRITE file="agents/{i}/note-{r}.txt"--->\n{content(i, r)}<---END--->\n')
-            res = git(env, d, "clada", "push-reply", "origin", f"b{i}", reply, check=False)
+                f.write(f'<---WRITE file="agents/{i}/{name}-{r}.txt"--->\n{content(i, r)}<---END--->\n')
+            res = git(env, d, "clada", "push-reply", *extra, "origin", f"b{i}", reply, check=False)
             if res.returncode != 0 or "Clada-Status: success" not in res.stdout:
                 sys.exit(f"agent {i}: push-reply failed ({res.returncode}):\n{res.stdout}{res.stderr}")
 
         times, wall = at_once(n, work)
         for i, d in enumerate(agents):
+            if extra:
+                git(env, d, "fetch", "-q", "origin", f"b{i}:refs/remotes/origin/b{i}")
             git(env, d, "update-ref", f"refs/heads/b{i}", f"refs/remotes/origin/b{i}")
             git(env, d, "reset", "-q", "--hard")
         return times, wall
+
+    def nofetch(r):
+        return note(r, ("--no-fetch",), "nofetch")
 
     def plain(r):
         for i, d in enumerate(agents):
@@ -187,13 +195,12 @@ def bench(opts, root, port, n):
 
         return at_once(n, work)
 
-    result = {"note": [], "plain": [], "note_wall": [], "plain_wall": []}
+    result = {k: [] for k in ("note", "plain", "nofetch", "note_wall", "plain_wall", "nofetch_wall")}
     total = opts["warmup"] + opts["rounds"]
     for r in range(total):
         counter[0] += 1
-        order = [("note", note), ("plain", plain)]
-        if r % 2:
-            order.reverse()
+        order = [("note", note), ("plain", plain), ("nofetch", nofetch)]
+        order = order[r % 3:] + order[:r % 3]
         for label, fn in order:
             times, wall = fn(r)
             if r >= opts["warmup"]:
@@ -226,7 +233,7 @@ def main():
         proc.wait()
         shutil.rmtree(root, ignore_errors=True)
     ms = lambda s: s * 1000
-    print(f"{'agents':>6} {'note p50':>9} {'note mean':>9} {'push p50':>9} {'push mean':>9} {'ratio p50':>9} {'notes/s':>8} {'pushes/s':>8}")
+    print(f"{'agents':>6} {'note p50':>9} {'note mean':>9} {'push p50':>9} {'push mean':>9} {'ratio p50':>9} {'notes/s':>8} {'pushes/s':>8} {'no-fetch p50':>12} {'ratio':>6}")
     summary = {}
     for n, r in report.items():
         note50, push50 = statistics.median(r["note"]), statistics.median(r["plain"])
@@ -236,10 +243,13 @@ def main():
             "note_p50_ms": ms(note50), "note_mean_ms": ms(statistics.mean(r["note"])),
             "push_p50_ms": ms(push50), "push_mean_ms": ms(statistics.mean(r["plain"])),
             "ratio_p50": note50 / push50, "notes_per_s": notes_s, "pushes_per_s": pushes_s,
+            "nofetch_p50_ms": ms(statistics.median(r["nofetch"])),
+            "nofetch_ratio_p50": statistics.median(r["nofetch"]) / push50,
             "note_ms": [ms(t) for t in r["note"]], "push_ms": [ms(t) for t in r["plain"]],
+            "nofetch_ms": [ms(t) for t in r["nofetch"]],
         }
         s = summary[n]
-        print(f"{n:>6} {s['note_p50_ms']:>8.0f}ms {s['note_mean_ms']:>7.0f}ms {s['push_p50_ms']:>7.0f}ms {s['push_mean_ms']:>7.0f}ms {s['ratio_p50']:>9.2f} {notes_s:>8.1f} {pushes_s:>8.1f}")
+        print(f"{n:>6} {s['note_p50_ms']:>8.0f}ms {s['note_mean_ms']:>7.0f}ms {s['push_p50_ms']:>7.0f}ms {s['push_mean_ms']:>7.0f}ms {s['ratio_p50']:>9.2f} {notes_s:>8.1f} {pushes_s:>8.1f} {s['nofetch_p50_ms']:>10.0f}ms {s['nofetch_ratio_p50']:>6.2f}")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "http_push.json"), "w") as f:
         json.dump(summary, f, indent=1)

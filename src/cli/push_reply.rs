@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::git::Repository;
 use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
-use crate::hook::result::{from_push_output, status_of};
+use crate::hook::result::{from_push_output, post_of, status_of};
 
 use super::config::{Layers, parse_duration};
 use super::{CliError, Outcome, ReplyInput};
@@ -130,40 +130,22 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     // once; it is fetched only when it does not (or came in pieces). The
     // branch is fetched either way, for the agent to go on from.
     let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id);
-    let mut fetch = git();
-    // No housekeeping or forced-update walk on this fetch: the agent is
-    // waiting for it, and the next ordinary git command does the former.
-    fetch.args([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--no-auto-maintenance",
-        "--no-show-forced-updates",
-    ]);
-    fetch.arg(&args.remote);
-    if shown.is_none() {
-        fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
-    }
     let fetch_branch = named && !args.no_fetch;
-    if fetch_branch {
-        fetch.arg(format!("+{branch}:{tracking}"));
-    }
     let text = match shown {
         Some(text) => {
             if fetch_branch {
-                let fetched = run(&mut fetch)?;
-                if !fetched.status.success() {
-                    eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
-                    eprintln!(
-                        "clada: warning: {tracking} was not updated; fetch it: git fetch {} {}",
-                        args.remote, args.branch
-                    );
-                }
+                fetch_after(&args, &text, &branch, &tracking, &author)?;
             }
             text.into_bytes()
         }
-        None => wait_for_result(&mut fetch, &args, &id)?,
+        None => {
+            let mut fetch = fetch_command(&args.remote);
+            fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
+            if fetch_branch {
+                fetch.arg(format!("+{branch}:{tracking}"));
+            }
+            wait_for_result(&mut fetch, &args, &id)?
+        }
     };
     super::write_stdout(|out| out.write_all(&text))?;
     let status = status_of(&text);
@@ -181,6 +163,72 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
         Some("stale" | "branch_moved") => Outcome::BranchMoved,
         _ => Outcome::Fatal,
     })
+}
+
+/// `git fetch` from `remote`, quietly. No housekeeping or forced-update
+/// walk: the agent is waiting for it, and the next ordinary git command
+/// does the former.
+fn fetch_command(remote: &str) -> Command {
+    let mut fetch = git();
+    fetch.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-auto-maintenance",
+        "--no-show-forced-updates",
+    ]);
+    fetch.arg(remote);
+    fetch
+}
+
+/// Brings the branch the result names into `tracking`. When the request
+/// moved the branch, its post commit is fetched by id — with git's
+/// protocol v2 that is one request fewer than asking for the branch by
+/// name — and `tracking` set to it; otherwise, or if that fails, the
+/// branch is fetched by name. A failure is a warning: the result stands.
+fn fetch_after(
+    args: &PushReplyArgs,
+    text: &str,
+    branch: &str,
+    tracking: &str,
+    author: &crate::git::commit::Identity,
+) -> Result<(), CliError> {
+    let moved = matches!(
+        status_of(text.as_bytes()).as_deref(),
+        Some("success" | "failed" | "partial")
+    );
+    if let Some(post) = post_of(text.as_bytes()).filter(|_| moved) {
+        let mut fetch = fetch_command(&args.remote);
+        fetch.arg(post.to_string());
+        if run(&mut fetch)?.status.success() {
+            let repo = Repository::discover(std::path::Path::new("."))
+                .map_err(|e| CliError::new(e.to_string()))?
+                .ok_or_else(|| CliError::new("the repository went away"))?;
+            if repo
+                .set_ref(
+                    author,
+                    tracking,
+                    post,
+                    "clada push-reply: the applied request",
+                )
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+    }
+    let mut fetch = fetch_command(&args.remote);
+    fetch.arg(format!("+{branch}:{tracking}"));
+    let fetched = run(&mut fetch)?;
+    if !fetched.status.success() {
+        eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+        eprintln!(
+            "clada: warning: {tracking} was not updated; fetch it: git fetch {} {}",
+            args.remote, args.branch
+        );
+    }
+    Ok(())
 }
 
 /// Fetches the result (and the branch) until it is there or the time is

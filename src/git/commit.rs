@@ -297,6 +297,22 @@ impl Repository {
         Ok(())
     }
 
+    /// Sets the reference `name` to `id`, whatever it held (a
+    /// remote-tracking branch brought up to date).
+    pub fn set_ref(
+        &self,
+        who: &Identity,
+        name: &str,
+        id: ObjectId,
+        message: &str,
+    ) -> Result<(), GitError> {
+        let full: gix::refs::FullName = name
+            .try_into()
+            .map_err(|e| GitError::op(format!("name {name}"), e))?;
+        self.edit_as(who, RefEdit::update(full, id, PreviousValue::Any, message))
+            .map_err(|e| GitError::op(format!("update {name}"), e))
+    }
+
     /// Creates the reference `name` at `id`; it must not exist yet.
     pub fn create_ref(
         &self,

@@ -58,6 +58,11 @@ pub fn status_of(note: &[u8]) -> Option<String> {
     trailer(note, "Clada-Status")
 }
 
+/// The `Clada-Post` of a result: the commit the request made.
+pub fn post_of(note: &[u8]) -> Option<ObjectId> {
+    trailer(note, "Clada-Post").and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
+}
+
 /// The branch a request names (`Clada-Branch` in its notes commit's
 /// message), when it names a valid one.
 pub fn branch_of(message: &[u8]) -> Option<String> {
