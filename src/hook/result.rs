@@ -7,6 +7,7 @@
 //! ```text
 //! Clada-Status: success | failed | rejected | branch_moved | fatal | stale | ambiguous | error
 //! Clada-Request: <blob id of the inbox note answered>
+//! Clada-Request-Ref: <refs/clada/inbox/<id>>  (a request of its own)
 //! Clada-Branch: <branch>                  (when one was chosen)
 //! Clada-Post: <post commit id>            (when a post commit was made)
 //! ```
@@ -20,6 +21,10 @@ pub struct ResultNote {
     pub status: String,
     /// The inbox note answered.
     pub request: ObjectId,
+    /// The request's own reference (`refs/clada/inbox/<id>`), when it
+    /// came as a request of its own: what tells two requests with the same
+    /// reply on the same commit apart.
+    pub request_ref: Option<String>,
     /// The branch's short name, when one was chosen.
     pub branch: Option<String>,
     /// The post commit, when one was made.
@@ -35,6 +40,9 @@ impl ResultNote {
         text.push_str("\n\n");
         text.push_str(&format!("Clada-Status: {}\n", self.status));
         text.push_str(&format!("Clada-Request: {}\n", self.request));
+        if let Some(name) = &self.request_ref {
+            text.push_str(&format!("Clada-Request-Ref: {name}\n"));
+        }
         if let Some(branch) = &self.branch {
             text.push_str(&format!("Clada-Branch: {branch}\n"));
         }
@@ -56,6 +64,11 @@ pub fn request_of(note: &[u8]) -> Option<ObjectId> {
 /// commit's message, which is the same text).
 pub fn status_of(note: &[u8]) -> Option<String> {
     trailer(note, "Clada-Status")
+}
+
+/// The `Clada-Request-Ref` of a result: the request reference answered.
+pub fn request_ref_of(note: &[u8]) -> Option<String> {
+    trailer(note, "Clada-Request-Ref")
 }
 
 /// The `Clada-Post` of a result: the commit the request made.
@@ -144,6 +157,7 @@ mod tests {
         let result = ResultNote {
             status: "success".into(),
             request,
+            request_ref: None,
             branch: Some("main".into()),
             post: None,
             body: format!(

@@ -1103,3 +1103,36 @@ fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
     );
     ok(&s.server, &["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
+    // Two agents send the same reply for the same commit: the first is
+    // applied; the second's hook dies before applying it. Recovered, the
+    // second is stale: the first one's result and post commit are not its.
+    let s = setup();
+    let first = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let second = request_by_hand(&s.client, "HEAD^0", "main", EDIT);
+    let stopped = git_cmd(
+        &s.client,
+        &["push", "origin", &format!("{second}:refs/clada/inbox/twin")],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    clada(s.root.path(), &s.server)
+        .args(["hook", "recover"])
+        .assert()
+        .success();
+    let result = ok(
+        &s.server,
+        &["log", "-1", "--format=%B", "refs/clada/results/twin"],
+    );
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert_eq!(
+        trailer(&result, "Clada-Request-Ref"),
+        Some("refs/clada/inbox/twin")
+    );
+    assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "2");
+}

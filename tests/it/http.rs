@@ -15,6 +15,7 @@ use crate::common::scratch;
 use crate::hook::{EDIT, git_cmd, ok, run, text, trailer};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/git-http-server.sh");
+/// The built git-clada; the server runs a link to it (`HttpServer::bin`).
 const BIN: &str = env!("CARGO_BIN_EXE_git-clada");
 
 /// A running server; stopped (and its files removed) when dropped.
@@ -22,6 +23,10 @@ pub(crate) struct HttpServer {
     root: tempfile::TempDir,
     child: Child,
     port: u16,
+    /// The git-clada the server runs: the built one, linked (or copied)
+    /// into the server's directory, where www-data can reach it even when
+    /// the build is under a directory it cannot enter (root's home).
+    bin: PathBuf,
 }
 
 fn free_port() -> u16 {
@@ -34,8 +39,19 @@ fn free_port() -> u16 {
 impl HttpServer {
     /// Starts a server, or says why it cannot run here and returns `None`.
     pub(crate) fn start() -> Option<HttpServer> {
+        let root = scratch();
+        // www-data walks into it to reach the repositories and the binary.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("open the server's directory to www-data");
+        let bin = root.path().join("bin").join("git-clada");
+        std::fs::create_dir(root.path().join("bin")).expect("make the server's bin");
+        if std::fs::hard_link(BIN, &bin).is_err() {
+            std::fs::copy(BIN, &bin).expect("copy git-clada for the server");
+        }
         let check = Command::new("bash")
-            .args([SCRIPT, "check", BIN])
+            .args([SCRIPT, "check"])
+            .arg(&bin)
             .output()
             .expect("run bash");
         if !check.status.success() {
@@ -45,11 +61,6 @@ impl HttpServer {
             );
             return None;
         }
-        let root = scratch();
-        // www-data walks into it to reach the repositories.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755))
-            .expect("open the server's directory to www-data");
         // A port found free can be taken before lighttpd binds it: try again.
         for _ in 0..5 {
             let port = free_port();
@@ -57,7 +68,7 @@ impl HttpServer {
                 .args([SCRIPT, "run"])
                 .arg(root.path())
                 .arg(port.to_string())
-                .arg(BIN)
+                .arg(&bin)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -66,7 +77,12 @@ impl HttpServer {
             let start = Instant::now();
             loop {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(HttpServer { root, child, port });
+                    return Some(HttpServer {
+                        root,
+                        child,
+                        port,
+                        bin,
+                    });
                 }
                 if child.try_wait().expect("poll lighttpd").is_some() {
                     break;
@@ -91,7 +107,8 @@ impl HttpServer {
         let out = Command::new("bash")
             .args([SCRIPT, "repo"])
             .arg(self.root.path())
-            .args([name, BIN])
+            .arg(name)
+            .arg(&self.bin)
             .output()
             .expect("run bash");
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -112,7 +129,8 @@ impl HttpServer {
         let out = Command::new("bash")
             .args([SCRIPT, "as-server"])
             .arg(self.root.path())
-            .args([BIN, "git", "-C"])
+            .arg(&self.bin)
+            .args(["git", "-C"])
             .arg(self.path(name))
             .args(args)
             .output()

@@ -23,7 +23,7 @@ use crate::git::lock::{Claim, claimed};
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, branch_of, envelope, request_of, status_of};
+use crate::hook::result::{ResultNote, branch_of, envelope, request_of, request_ref_of, status_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -538,35 +538,34 @@ fn answer_request(
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
     for note in &request.notes {
         let earlier = if recovering {
-            answered_before(repo, server, note, request.branch.as_deref())?
+            answered_before(repo, server, note, request)?
         } else {
             None
         };
-        let (status, text) =
-            match earlier {
-                Some(found) => found,
-                None => {
-                    let wanted = request.branch.as_deref();
-                    let result = answer(repo, server, note, pushed, wanted, replies)
-                        .unwrap_or_else(|e| ResultNote {
-                            status: "error".into(),
-                            request: note.blob,
-                            branch: None,
-                            post: None,
-                            body: render_error(&e),
-                        });
-                    let text = result.render();
-                    repo.set_note_with(
-                        author,
-                        &server.results,
-                        note.target,
-                        text.as_bytes(),
-                        "clada: result of a request",
-                    )
-                    .map_err(git)?;
-                    (result.status, text)
-                }
-            };
+        let (status, text) = match earlier {
+            Some(found) => found,
+            None => {
+                let result = answer(repo, server, note, pushed, Some(request), replies)
+                    .unwrap_or_else(|e| ResultNote {
+                        status: "error".into(),
+                        request: note.blob,
+                        request_ref: Some(request_ref(&request.id)),
+                        branch: None,
+                        post: None,
+                        body: render_error(&e),
+                    });
+                let text = result.render();
+                repo.set_note_with(
+                    author,
+                    &server.results,
+                    note.target,
+                    text.as_bytes(),
+                    "clada: result of a request",
+                )
+                .map_err(git)?;
+                (result.status, text)
+            }
+        };
         fault::point("hook-noted");
         answered.push((note.target, status, text));
     }
@@ -632,20 +631,24 @@ fn answered_before(
     repo: &Repository,
     server: &Server,
     note: &Note,
-    wanted: Option<&str>,
+    request: &Request,
 ) -> Result<Option<(String, String)>, CliError> {
-    // The same reply on the same commit for another branch is another
-    // request's answer.
+    let wanted = request.branch.as_deref();
+    let name = request_ref(&request.id);
+    // The same reply on the same commit may be another request's: only
+    // this request's own answer counts.
     if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
         && request_of(&old) == Some(note.blob)
-        && wanted.is_none_or(|w| branch_of(&old).as_deref() == Some(short_branch(w)))
+        && request_ref_of(&old).as_deref() == Some(name.as_str())
     {
         let status = status_of(&old).unwrap_or_else(|| "error".into());
         return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
     }
     // A server apply has no pre commit: the post commit's parent is the
-    // note's commit, and its message names the reply's blob.
+    // note's commit, and its message names the reply's blob and the
+    // request.
     let reply = format!("Clada-Reply: {}", note.blob);
+    let made_for = format!("Clada-Request-Ref: {name}");
     for branch in repo.refs_under("refs/heads/").map_err(git)? {
         if wanted.is_some_and(|w| w != branch) {
             continue;
@@ -659,7 +662,8 @@ fn answered_before(
             if info.first_parent() != Some(note.target) {
                 continue;
             }
-            if !info.message.lines().any(|l| l.trim_end() == reply) {
+            let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
+            if !says(&reply) || !says(&made_for) {
                 break;
             }
             let all_done = info
@@ -670,6 +674,7 @@ fn answered_before(
             let result = ResultNote {
                 status: if all_done { "success" } else { "failed" }.into(),
                 request: note.blob,
+                request_ref: Some(name.clone()),
                 branch: Some(short_branch(&branch).to_string()),
                 post: Some(commit),
                 body: format!(
@@ -713,6 +718,7 @@ fn respond(
     let result = answer(repo, server, note, pushed, None, replies).unwrap_or_else(|e| ResultNote {
         status: "error".into(),
         request: note.blob,
+        request_ref: None,
         branch: None,
         post: None,
         body: render_error(&e),
@@ -780,20 +786,23 @@ fn short_branch(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
-/// Applies one request (under the lock) and says how it went. `wanted`:
-/// the branch the request names, if it names one.
+/// Applies one note (under the lock) and says how it went; `request`:
+/// the request of its own it came in, if it did (it may name the branch).
 fn answer(
     repo: &Repository,
     server: &Server,
     note: &Note,
     pushed: &[(String, ObjectId)],
-    wanted: Option<&str>,
+    request: Option<&Request>,
     replies: &Replies<'_>,
 ) -> Result<ResultNote, CliError> {
+    let wanted = request.and_then(|r| r.branch.as_deref());
+    let request_name = request.map(|r| request_ref(&r.id));
     let short = repo.short(note.target);
     let mut result = ResultNote {
         status: String::new(),
         request: note.blob,
+        request_ref: request_name.clone(),
         branch: None,
         post: None,
         body: String::new(),
@@ -880,6 +889,7 @@ fn answer(
         // With clada.serverRun, RUN (and verify) run in the scratch working
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
+        request: request_name.as_deref(),
     };
     if reply.is_empty() {
         let applied = crate::transaction::no_operations(reply);
