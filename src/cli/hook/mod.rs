@@ -7,9 +7,11 @@
 //!
 //! - `client`: post-commit, CSL in a commit message.
 //! - `receive`: pre-receive and post-receive, CSL pushed as inbox notes.
+//! - `request`: requests of their own, and answering those left behind.
 
 mod client;
 mod receive;
+mod request;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -90,7 +92,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let ours = receive::post_receive(&repo, &input)?;
             Ok(worst(chained, ours))
         }
-        HookAction::Recover => receive::recover_now(&open()?),
+        HookAction::Recover => request::recover_now(&open()?),
     }
 }
 

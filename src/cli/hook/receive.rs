@@ -1,7 +1,9 @@
-//! The server hooks: CSL pushed as notes in the inbox notes ref (git.md §5).
+//! The server hooks: CSL pushed as notes in the inbox notes ref (git.md §5)
+//! or as requests of their own (`refs/clada/inbox/<id>`, `request.rs`).
 //!
-//! `pre-receive` checks every note a push adds to or changes in the inbox
-//! and rejects the push when one has a fatal syntax error, printing the
+//! `pre-receive` checks every note a push adds to or changes in the inbox,
+//! or brings in a request, and rejects the push when one has a fatal
+//! syntax error (or a request reference is misused), printing the
 //! diagnostics for the pusher. The pushed objects are in quarantine, so they
 //! are read with the git program (`git/quarantine.rs`), and nothing is
 //! written.
@@ -13,17 +15,19 @@
 //! is `stale`. Either way the report becomes a result note on the commit in
 //! the results ref. A note whose result already answers the same note
 //! text is not applied again (a push may bring back notes answered before).
+//! The push's replies are read and parsed before the lock: under it, only
+//! the apply and the writing of results.
 
 use std::time::Duration;
 
 use crate::fault;
 use crate::git::commit::Identity;
 use crate::git::inbox::Note;
-use crate::git::lock::{Claim, claimed};
+use crate::git::lock::Claim;
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, branch_of, envelope, request_of, request_ref_of, status_of};
+use crate::hook::result::{ResultNote, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -31,6 +35,8 @@ use crate::cli::config::{Layers, parse_duration};
 use crate::cli::parse::write_text;
 use crate::cli::{CliError, Outcome, ReplyInput, settings};
 use crate::syntax::{self as syntax_, Parsed};
+
+use super::request::{Request, answer_request, claims_dir, orphans, recover};
 use crate::transaction::{Target, Timings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
@@ -39,18 +45,18 @@ const RUN_REFUSED: &str =
 
 /// The server's settings, from its git config only: the pushed tree must
 /// not decide what the server runs or where it writes.
-struct Server {
+pub(super) struct Server {
     inbox: String,
-    results: String,
+    pub(super) results: String,
     run: bool,
     max_notes: usize,
-    lock_timeout: Duration,
+    pub(super) lock_timeout: Duration,
     /// `clada.syntax`: how notes are read.
     syntax: syntax_::Choice,
 }
 
 impl Server {
-    fn read(repo: &Repository) -> Result<Server, CliError> {
+    pub(super) fn read(repo: &Repository) -> Result<Server, CliError> {
         let layers = Layers::new(Some(repo));
         let text = |s: &str| Some(s.to_string());
         let inbox = layers
@@ -124,7 +130,7 @@ impl Server {
     }
 }
 
-fn git(e: GitError) -> CliError {
+pub(super) fn git(e: GitError) -> CliError {
     CliError::new(e.to_string())
 }
 
@@ -283,7 +289,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
 /// The requests' replies, read and parsed before the lock is taken, by
 /// note.
 #[derive(Default)]
-struct Replies<'a>(Vec<(Note, &'a ReplyInput, Parsed<'a>)>);
+pub(super) struct Replies<'a>(Vec<(Note, &'a ReplyInput, Parsed<'a>)>);
 
 impl<'a> Replies<'a> {
     fn get(&self, note: &Note) -> Option<(&'a ReplyInput, &Parsed<'a>)> {
@@ -303,61 +309,6 @@ fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
         format!("note on {}", repo.short(note.target)),
         content,
     ))
-}
-
-/// A request pushed under a reference of its own.
-struct Request {
-    id: String,
-    /// The notes commit pushed.
-    commit: ObjectId,
-    notes: Vec<Note>,
-    /// The branch named by the request's `Clada-Branch` trailer (its
-    /// notes commit's message): the one to apply to, even when other
-    /// branches point at the same commit.
-    branch: Option<String>,
-}
-
-impl Request {
-    fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, CliError> {
-        let message = repo.commit_message(commit).map_err(git)?;
-        Ok(Request {
-            id: id.to_string(),
-            commit,
-            notes: repo.changed_notes(None, commit).map_err(git)?,
-            branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
-        })
-    }
-}
-
-/// Where post-receive hooks record the requests they are answering.
-fn claims_dir(repo: &Repository) -> std::path::PathBuf {
-    repo.git_dir().join("clada").join("claims")
-}
-
-/// The requests waiting under `refs/clada/inbox/` that no live hook is
-/// answering, except `ours`: their hook was stopped (killed, or out of
-/// time waiting for the lock) before it answered them.
-fn orphans(repo: &Repository, ours: &[Request]) -> Result<Vec<Request>, CliError> {
-    let dir = claims_dir(repo);
-    let mut out = Vec::new();
-    for name in repo.refs_under(requests::REQUESTS).map_err(git)? {
-        let Some(id) = request_id(&name) else {
-            continue;
-        };
-        if ours.iter().any(|r| r.id == id) || claimed(&dir.join(claim_file(id))) {
-            continue;
-        }
-        let Some(commit) = repo.ref_target(&name).map_err(git)? else {
-            continue;
-        };
-        match Request::read(repo, id, commit) {
-            Ok(request) => out.push(request),
-            // Not a notes commit: nothing to answer (pre-receive refuses
-            // these; one written on the server by hand is left alone).
-            Err(e) => eprintln!("clada: {name}: left unanswered: {}", e.message),
-        }
-    }
-    Ok(out)
 }
 
 pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
@@ -457,247 +408,6 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     Ok(outcome)
 }
 
-/// Answers `orphans` (under the lock): requests whose own hook stopped
-/// before answering them. Each is looked at again first: its hook may
-/// have come back to life (a claim written late) or answered it.
-fn recover(
-    repo: &Repository,
-    server: &Server,
-    author: &Identity,
-    orphans: Vec<Request>,
-) -> Result<(), CliError> {
-    let dir = claims_dir(repo);
-    for request in orphans {
-        if claimed(&dir.join(claim_file(&request.id)))
-            || repo.ref_target(&request_ref(&request.id)).map_err(git)? != Some(request.commit)
-        {
-            continue;
-        }
-        println!(
-            "clada: answering the request {}, left unanswered by a hook that was stopped",
-            request.id
-        );
-        // The claim keeps a second recovering hook away (it would wait for
-        // the lock, then find the result anyway).
-        let _claim = Claim::take(dir.join(claim_file(&request.id)));
-        answer_request(
-            repo,
-            server,
-            author,
-            &request,
-            &[],
-            true,
-            &Replies::default(),
-        )?;
-    }
-    Ok(())
-}
-
-/// `git clada hook recover`: answers every request that no live hook is
-/// answering, as the next push would.
-pub fn recover_now(repo: &Repository) -> Result<Outcome, CliError> {
-    let server = Server::read(repo)?;
-    let orphans = orphans(repo, &[])?;
-    if orphans.is_empty() {
-        println!("clada: no request is waiting for an answer");
-        return Ok(Outcome::Success);
-    }
-    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
-        .map_err(|e| CliError::new(e.to_string()))?;
-    let author = apply::author(None, &Layers::new(Some(repo)))?;
-    recover(repo, &server, &author, orphans)?;
-    Ok(Outcome::Success)
-}
-
-/// Answers a request pushed under a reference of its own (under the
-/// lock): each note is answered as a shared-inbox note is, the results
-/// are written at `refs/clada/results/<id>` (and in the shared results
-/// ref), then the request reference is deleted. `recovering`: the request
-/// was left by a hook that was stopped, which may have got as far as
-/// applying it or writing its result note. The statuses, one per note.
-fn answer_request(
-    repo: &Repository,
-    server: &Server,
-    author: &Identity,
-    request: &Request,
-    pushed: &[(String, ObjectId)],
-    recovering: bool,
-    replies: &Replies<'_>,
-) -> Result<Vec<String>, CliError> {
-    let id = &request.id;
-    let results = result_ref(id);
-    if let Some(done) = repo.ref_target(&results).map_err(git)? {
-        // Answered by another push's hook (which found it waiting), or
-        // answered before a hook was stopped short of deleting it.
-        let text = repo.commit_message(done).map_err(git)?;
-        let status = status_of(&text).unwrap_or_else(|| "error".into());
-        print!("{}", envelope(id, &status, &String::from_utf8_lossy(&text)));
-        remove_request(repo, author, request);
-        return Ok(vec![status]);
-    }
-    let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
-    for note in &request.notes {
-        let earlier = if recovering {
-            answered_before(repo, server, note, request)?
-        } else {
-            None
-        };
-        let (status, text) = match earlier {
-            Some(found) => found,
-            None => {
-                let result = answer(repo, server, note, pushed, Some(request), replies)
-                    .unwrap_or_else(|e| ResultNote {
-                        status: "error".into(),
-                        request: note.blob,
-                        request_ref: Some(request_ref(&request.id)),
-                        branch: None,
-                        post: None,
-                        body: render_error(&e),
-                    });
-                let text = result.render();
-                repo.set_note_with(
-                    author,
-                    &server.results,
-                    note.target,
-                    text.as_bytes(),
-                    "clada: result of a request",
-                )
-                .map_err(git)?;
-                (result.status, text)
-            }
-        };
-        fault::point("hook-noted");
-        answered.push((note.target, status, text));
-    }
-    let message = match answered.as_slice() {
-        [(_, _, text)] => text.clone(),
-        many => {
-            let mut m = format!(
-                "clada: results of {} notes (one result note per commit in this notes tree)\n",
-                many.len()
-            );
-            for (target, status, _) in many {
-                m.push_str(&format!("\nnote on {target}: {status}"));
-            }
-            m.push('\n');
-            m
-        }
-    };
-    let entries: Vec<(ObjectId, &[u8])> = answered
-        .iter()
-        .map(|(target, _, text)| (*target, text.as_bytes()))
-        .collect();
-    let commit = repo.notes_commit(author, &entries, &message).map_err(git)?;
-    repo.create_ref(author, &results, commit, "clada: result of a request")
-        .map_err(git)?;
-    fault::point("hook-answered");
-    remove_request(repo, author, request);
-    let mut statuses = Vec::new();
-    if let [(_, status, text)] = answered.as_slice() {
-        print!("{}", envelope(id, status, text));
-    } else {
-        for (target, status, text) in &answered {
-            println!(
-                "clada: request {id}, note on {}: {status}",
-                repo.short(*target)
-            );
-            print!("{text}");
-        }
-        print!("{}", envelope(id, "several", &message));
-    }
-    for (_, status, _) in answered {
-        statuses.push(status);
-    }
-    println!("clada: the result is at {results} (git fetch origin {results})");
-    Ok(statuses)
-}
-
-/// Deletes an answered request's reference, if it still holds the request
-/// (its pusher may have withdrawn it). A failure leaves it for the next
-/// hook, which finds the result and deletes it then.
-fn remove_request(repo: &Repository, author: &Identity, request: &Request) {
-    let name = request_ref(&request.id);
-    if let Err(e) = repo.delete_ref(author, &name, request.commit)
-        && !matches!(e, crate::git::commit::UpdateError::Moved { .. })
-    {
-        eprintln!("clada: could not delete the answered request {name}: {e}");
-    }
-}
-
-/// What a stopped hook had already done for `note`: the result note it
-/// wrote, or the apply it made (a post commit on the note's commit made
-/// from this very reply, on a branch) whose report it lost.
-fn answered_before(
-    repo: &Repository,
-    server: &Server,
-    note: &Note,
-    request: &Request,
-) -> Result<Option<(String, String)>, CliError> {
-    let wanted = request.branch.as_deref();
-    let name = request_ref(&request.id);
-    // The same reply on the same commit may be another request's: only
-    // this request's own answer counts.
-    if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
-        && request_of(&old) == Some(note.blob)
-        && request_ref_of(&old).as_deref() == Some(name.as_str())
-    {
-        let status = status_of(&old).unwrap_or_else(|| "error".into());
-        return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
-    }
-    // A server apply has no pre commit: the post commit's parent is the
-    // note's commit, and its message names the reply's blob and the
-    // request.
-    let reply = format!("Clada-Reply: {}", note.blob);
-    let made_for = format!("Clada-Request-Ref: {name}");
-    for branch in repo.refs_under("refs/heads/").map_err(git)? {
-        if wanted.is_some_and(|w| w != branch) {
-            continue;
-        }
-        let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
-            continue;
-        };
-        // Other requests may have been applied on top since.
-        for commit in repo.first_parents(tip, 64).map_err(git)? {
-            let info = repo.commit_info(commit).map_err(git)?;
-            if info.first_parent() != Some(note.target) {
-                continue;
-            }
-            let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
-            if !says(&reply) || !says(&made_for) {
-                break;
-            }
-            let all_done = info
-                .message
-                .lines()
-                .find_map(|l| l.strip_prefix("Clada-Tasks: "))
-                .is_some_and(|t| t.contains(" 0 failed, 0 skipped"));
-            let result = ResultNote {
-                status: if all_done { "success" } else { "failed" }.into(),
-                request: note.blob,
-                request_ref: Some(name.clone()),
-                branch: Some(short_branch(&branch).to_string()),
-                post: Some(commit),
-                body: format!(
-                    "applied by a hook that was stopped before it wrote its report; the post commit {} records the tasks:\n\n{}",
-                    repo.short(commit),
-                    info.message.trim_end()
-                ),
-            };
-            let text = result.render();
-            repo.set_note_with(
-                &apply::author(None, &Layers::new(Some(repo)))?,
-                &server.results,
-                note.target,
-                text.as_bytes(),
-                "clada: result of a request",
-            )
-            .map_err(git)?;
-            return Ok(Some((result.status, text)));
-        }
-    }
-    Ok(None)
-}
-
 /// Answers one request and writes its result note; the status, or `None`
 /// when it was answered before.
 fn respond(
@@ -738,7 +448,7 @@ fn respond(
 }
 
 /// An error as the CLI prints it, for a result note.
-fn render_error(e: &CliError) -> String {
+pub(super) fn render_error(e: &CliError) -> String {
     match &e.hint {
         Some(hint) => format!("error: {}\nhint: {hint}\n", e.message),
         None => format!("error: {}\n", e.message),
@@ -782,13 +492,13 @@ fn checked_out_here(repo: &Repository, branch: &str) -> Result<bool, CliError> {
     Ok(matches!(repo.head().map_err(git)?, Head::Branch { name, .. } if name == branch))
 }
 
-fn short_branch(name: &str) -> &str {
+pub(super) fn short_branch(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
 /// Applies one note (under the lock) and says how it went; `request`:
 /// the request of its own it came in, if it did (it may name the branch).
-fn answer(
+pub(super) fn answer(
     repo: &Repository,
     server: &Server,
     note: &Note,
