@@ -101,7 +101,10 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
         Some(id) => id,
         None => new_id(&request.to_string()),
     };
-    if id.is_empty() || id.len() > MAX_ID || !crate::git::is_valid_ref_name(&request_ref(&id)) {
+    if id.is_empty()
+        || id.len() > MAX_ID
+        || !crate::git::commit::is_valid_ref_name(&request_ref(&id))
+    {
         return Err(CliError::new(format!("{id:?} cannot be a request id"))
             .hint("use letters, digits, '-', '.', '_' and '/'"));
     }

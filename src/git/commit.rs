@@ -108,6 +108,12 @@ pub enum UpdateError {
     Git(#[from] GitError),
 }
 
+/// Whether git takes `name` as a full reference name (`git
+/// check-ref-format`).
+pub fn is_valid_ref_name(name: &str) -> bool {
+    gix::refs::FullName::try_from(name).is_ok()
+}
+
 impl Repository {
     /// Writes a commit by `who` and returns its id.
     pub fn commit(

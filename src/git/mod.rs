@@ -105,12 +105,6 @@ impl Drop for Repository {
     }
 }
 
-/// Whether git takes `name` as a full reference name (`git
-/// check-ref-format`).
-pub fn is_valid_ref_name(name: &str) -> bool {
-    gix::refs::FullName::try_from(name).is_ok()
-}
-
 impl Repository {
     pub(super) fn new(repo: gix::Repository) -> Repository {
         Repository {

@@ -80,7 +80,7 @@ pub fn post_of(note: &[u8]) -> Option<ObjectId> {
 /// message), when it names a valid one.
 pub fn branch_of(message: &[u8]) -> Option<String> {
     trailer(message, "Clada-Branch")
-        .filter(|b| crate::git::is_valid_ref_name(&format!("refs/heads/{b}")))
+        .filter(|b| crate::git::commit::is_valid_ref_name(&format!("refs/heads/{b}")))
 }
 
 /// A result as post-receive prints it for the pusher, in an envelope a
