@@ -51,8 +51,10 @@ pub fn fails(what: &str, subject: &str) -> bool {
 }
 
 /// Every fault point, in the order an apply reaches them. (post-receive
-/// has one more, `hook-locked`, right after it takes the lock: the
-/// concurrency test pauses there.)
+/// has three more: `hook-locked`, right after it takes the lock, where the
+/// concurrency test pauses; `hook-noted`, after a request's result note,
+/// and `hook-answered`, after its result reference, where the recovery
+/// tests stop it.)
 pub const POINTS: &[&str] = &[
     "locked",
     "pre-committed",

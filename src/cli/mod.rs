@@ -16,6 +16,7 @@ mod log;
 mod paint;
 mod parse;
 mod prompt;
+mod push_reply;
 mod settings;
 mod squash;
 mod status;
@@ -82,7 +83,23 @@ pub enum Command {
     /// honoured. A hook that is not clada's is never overwritten without
     /// --chain or --force. git runs the other subcommands through the
     /// installed shims.
+    ///
+    /// Agents send replies to such a server with `git clada push-reply
+    /// <remote> <branch> reply.md`, or by hand: a notes commit holding the
+    /// reply as the note on the branch's tip, with the trailer
+    /// `Clada-Branch: <branch>` in its message, pushed to
+    /// refs/clada/inbox/<id> under an id of their own; the server answers
+    /// at refs/clada/results/<id> (fetch it: the commit's message is the
+    /// result, ending in the Clada-Status, Clada-Request, Clada-Branch and
+    /// Clada-Post trailers) and deletes the request. Each request has its
+    /// own reference, so agents pushing at once never make each other's
+    /// pushes fail. A request whose post-receive was stopped is answered by
+    /// the next push to the repository, or by `hook recover`. The shared
+    /// inbox (a note in refs/notes/clada-inbox, pushed forced) still works.
+    /// doc/hooks.md has the whole protocol.
     Hook(hook::HookArgs),
+    // Its help is on its argument struct.
+    PushReply(push_reply::PushReplyArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -158,6 +175,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => log::run_show(args),
         Command::Allow(args) => allow::run_allow(args),
         Command::Hook(args) => hook::run_hook(args),
+        Command::PushReply(args) => push_reply::run_push_reply(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

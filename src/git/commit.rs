@@ -108,6 +108,12 @@ pub enum UpdateError {
     Git(#[from] GitError),
 }
 
+/// Whether git takes `name` as a full reference name (`git
+/// check-ref-format`).
+pub fn is_valid_ref_name(name: &str) -> bool {
+    gix::refs::FullName::try_from(name).is_ok()
+}
+
 impl Repository {
     /// Writes a commit by `who` and returns its id.
     pub fn commit(
@@ -216,6 +222,28 @@ impl Repository {
         .map_err(|e| fail(&e))
     }
 
+    /// A notes commit of its own (no parent, no reference): a notes tree
+    /// holding `notes` (annotated object, text), committed by `who` with
+    /// `message`. The per-request protocol's requests and results are such
+    /// commits, each under a reference of its own (doc/hooks.md).
+    pub fn notes_commit(
+        &self,
+        who: &Identity,
+        notes: &[(ObjectId, &[u8])],
+        message: &str,
+    ) -> Result<ObjectId, GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::op("write a notes commit", e);
+        let mut tree = ObjectId::empty_tree(self.repo.object_hash());
+        for (object, text) in notes {
+            let blob = self.repo.write_blob(text).map_err(|e| fail(&e))?.detach();
+            tree = gix::note::plumbing::State::new(tree, &self.repo)
+                .and_then(|mut state| state.replace(*object, blob, &self.repo))
+                .map_err(|e| fail(&e))?
+                .tree;
+        }
+        self.commit(who, message, tree, &[])
+    }
+
     /// The text of the note on `object` in `notes_ref`, if any.
     pub fn note(&self, notes_ref: &str, object: ObjectId) -> Result<Option<Vec<u8>>, GitError> {
         let mut notes = self
@@ -273,6 +301,22 @@ impl Repository {
             return Err(GitError::op(format!("update {branch}"), e).into());
         }
         Ok(())
+    }
+
+    /// Sets the reference `name` to `id`, whatever it held (a
+    /// remote-tracking branch brought up to date).
+    pub fn set_ref(
+        &self,
+        who: &Identity,
+        name: &str,
+        id: ObjectId,
+        message: &str,
+    ) -> Result<(), GitError> {
+        let full: gix::refs::FullName = name
+            .try_into()
+            .map_err(|e| GitError::op(format!("name {name}"), e))?;
+        self.edit_as(who, RefEdit::update(full, id, PreviousValue::Any, message))
+            .map_err(|e| GitError::op(format!("update {name}"), e))
     }
 
     /// Creates the reference `name` at `id`; it must not exist yet.

@@ -78,6 +78,40 @@ fn holder_alive(content: &str) -> bool {
     }
 }
 
+/// A process's claim on a piece of work (a server's pending request): a
+/// file holding the claimant's identity, as the lock does, removed when
+/// dropped. A claim whose holder died (a killed hook) no longer counts,
+/// so another process takes the work over ([`claimed`]).
+#[derive(Debug)]
+pub struct Claim {
+    path: Option<PathBuf>,
+}
+
+impl Claim {
+    /// Claims `path` for this process (best effort: without the file the
+    /// work only looks abandoned sooner, and is then done by another).
+    pub fn take(path: PathBuf) -> Claim {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let path = std::fs::write(&path, my_identity()).ok().map(|()| path);
+        Claim { path }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether a live process holds the claim at `path`.
+pub fn claimed(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|content| holder_alive(&content))
+}
+
 /// The record of git lock files a reference update is about to take
 /// (`clada-ref-intent` in the git dir), removed when the update is done.
 /// A clada killed in between leaves it; the next one, breaking the dead

@@ -5,10 +5,12 @@
 //!   never losing a hook that was there before.
 //! - `updates`: the `<old> <new> <ref>` lines receive hooks read.
 //! - `result`: the result note a server writes for each request.
+//! - `requests`: the names of the per-request protocol's references.
 //!
 //! What each hook does is in `cli/hook/`; nothing here touches git objects.
 
 pub mod install;
+pub mod requests;
 pub mod result;
 pub mod shim;
 pub mod updates;

@@ -7,6 +7,7 @@
 //! ```text
 //! Clada-Status: success | partial | failed | rejected | branch_moved | fatal | stale | ambiguous | error
 //! Clada-Request: <blob id of the inbox note answered>
+//! Clada-Request-Ref: <refs/clada/inbox/<id>>  (a request of its own)
 //! Clada-Branch: <branch>                  (when one was chosen)
 //! Clada-Post: <post commit id>            (when a post commit was made)
 //! ```
@@ -20,6 +21,10 @@ pub struct ResultNote {
     pub status: String,
     /// The inbox note answered.
     pub request: ObjectId,
+    /// The request's own reference (`refs/clada/inbox/<id>`), when it
+    /// came as a request of its own: what tells two requests with the same
+    /// reply on the same commit apart.
+    pub request_ref: Option<String>,
     /// The branch's short name, when one was chosen.
     pub branch: Option<String>,
     /// The post commit, when one was made.
@@ -35,6 +40,9 @@ impl ResultNote {
         text.push_str("\n\n");
         text.push_str(&format!("Clada-Status: {}\n", self.status));
         text.push_str(&format!("Clada-Request: {}\n", self.request));
+        if let Some(name) = &self.request_ref {
+            text.push_str(&format!("Clada-Request-Ref: {name}\n"));
+        }
         if let Some(branch) = &self.branch {
             text.push_str(&format!("Clada-Branch: {branch}\n"));
         }
@@ -49,11 +57,93 @@ impl ResultNote {
 /// from the last paragraph only (the report above it quotes the reply and
 /// the files, which could hold anything).
 pub fn request_of(note: &[u8]) -> Option<ObjectId> {
+    trailer(note, "Clada-Request").and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
+}
+
+/// The `Clada-Status` of a result note (or of a per-request result
+/// commit's message, which is the same text).
+pub fn status_of(note: &[u8]) -> Option<String> {
+    trailer(note, "Clada-Status")
+}
+
+/// The `Clada-Request-Ref` of a result: the request reference answered.
+pub fn request_ref_of(note: &[u8]) -> Option<String> {
+    trailer(note, "Clada-Request-Ref")
+}
+
+/// The `Clada-Post` of a result: the commit the request made.
+pub fn post_of(note: &[u8]) -> Option<ObjectId> {
+    trailer(note, "Clada-Post").and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
+}
+
+/// The branch a request names (`Clada-Branch` in its notes commit's
+/// message), when it names a valid one.
+pub fn branch_of(message: &[u8]) -> Option<String> {
+    trailer(message, "Clada-Branch")
+        .filter(|b| crate::git::commit::is_valid_ref_name(&format!("refs/heads/{b}")))
+}
+
+/// A result as post-receive prints it for the pusher, in an envelope a
+/// client can check: git shows it as `remote:` lines, which it may cut or
+/// pad, so the text is taken from the push's output only when its SHA-1
+/// is the one announced (else it is fetched).
+pub fn envelope(id: &str, status: &str, text: &str) -> String {
+    let mut out = format!(
+        "clada: request {id}: {status}; the result ({}) follows\n",
+        checksum(text.as_bytes())
+    );
+    out.push_str(text);
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("clada: end of the result of request {id}\n"));
+    out
+}
+
+/// The result of request `id` from a push's standard error (git's
+/// `remote: ` lines), when it is there whole.
+pub fn from_push_output(stderr: &str, id: &str) -> Option<String> {
+    let start = format!("clada: request {id}: ");
+    let end = format!("clada: end of the result of request {id}");
+    let mut lines = stderr.lines().map(|line| {
+        // git writes `remote: ` before each line and, when not on a
+        // terminal, eight spaces after a line that is not empty.
+        let line = line.strip_prefix("remote: ").unwrap_or(line);
+        line.strip_suffix("        ").unwrap_or(line)
+    });
+    let announced = lines.find_map(|l| {
+        l.strip_prefix(&start)?
+            .split_once("; the result (")?
+            .1
+            .strip_suffix(") follows")
+    })?;
+    let mut text = String::new();
+    for line in lines {
+        if line == end {
+            return (checksum(text.as_bytes()) == announced).then_some(text);
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    None
+}
+
+/// The SHA-1 of `bytes`, in hex.
+fn checksum(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    sha1::Sha1::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The value of trailer `key` in the last paragraph of `note`.
+fn trailer(note: &[u8], key: &str) -> Option<String> {
     let text = String::from_utf8_lossy(note);
     let last = text.trim_end().rsplit("\n\n").next()?;
     last.lines()
-        .find_map(|l| l.strip_prefix("Clada-Request: "))
-        .and_then(|id| ObjectId::from_hex(id.trim().as_bytes()).ok())
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .map(|v| v.trim().to_string())
 }
 
 #[cfg(test)]
@@ -67,6 +157,7 @@ mod tests {
         let result = ResultNote {
             status: "success".into(),
             request,
+            request_ref: None,
             branch: Some("main".into()),
             post: None,
             body: format!(
@@ -78,6 +169,27 @@ mod tests {
             "clada: applied\n\nClada-Status: success\nClada-Request: {request}\nClada-Branch: main\n"
         )));
         assert_eq!(request_of(text.as_bytes()), Some(request));
+        assert_eq!(status_of(text.as_bytes()).as_deref(), Some("success"));
+        // Through a push's output and back, as git shows it.
+        let shown: String = envelope("a/1", "success", &text)
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    "remote: \n".to_string()
+                } else {
+                    format!("remote: {l}        \n")
+                }
+            })
+            .collect();
+        let noise = format!("To http://x/y.git\n{shown} * [new reference] x -> y\n");
+        assert_eq!(
+            from_push_output(&noise, "a/1").as_deref(),
+            Some(text.as_str())
+        );
+        assert_eq!(from_push_output(&noise, "a/2"), None);
+        // A line git cut or changed fails the checksum.
+        let cut = noise.replacen("WRITE a", "WRITE b", 1);
+        assert_eq!(from_push_output(&cut, "a/1"), None);
         assert_eq!(
             request_of(format!("Clada-Request: {decoy}\n\nbody\n").as_bytes()),
             None

@@ -77,7 +77,10 @@ pub(super) fn commit_and_advance(
 ) -> Result<Applied, Error> {
     let (branch, base) = (target.branch, target.base);
     let reply_blob = repo.write_blob(reply)?;
-    let message = post_message(reports, tally, reply_blob);
+    let mut message = post_message(reports, tally, reply_blob);
+    if let Some(request) = target.request {
+        message.push_str(&format!("Clada-Request-Ref: {request}\n"));
+    }
     let post = repo.commit(
         &settings.author,
         &message,

@@ -131,6 +131,10 @@ pub struct Target<'a> {
     /// Refuse every RUN before anything runs, for this reason (a server
     /// without `clada.serverRun`).
     pub refuse_run: Option<&'a str>,
+    /// The server request this apply answers (its reference), recorded in
+    /// the post commit's message as `Clada-Request-Ref`: how a server
+    /// whose hook was stopped after the apply finds that it was made.
+    pub request: Option<&'a str>,
 }
 
 /// How an apply ended (doc/report.md `status`).

@@ -11,7 +11,7 @@ use crate::common::{clada, git_command, scratch};
 const DATE: &str = "2026-01-01T00:00:00Z";
 
 /// PATH with the directory of the built `git-clada` first.
-fn path_with_clada() -> std::ffi::OsString {
+pub(crate) fn path_with_clada() -> std::ffi::OsString {
     let bin = Path::new(env!("CARGO_BIN_EXE_git-clada"))
         .parent()
         .expect("the binary is in a directory")
@@ -25,7 +25,7 @@ fn path_with_clada() -> std::ffi::OsString {
 
 /// Hermetic `git` in `dir` that finds `git clada`, with a fixed identity
 /// and clock (inherited by the hooks a push runs on the server).
-fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
+pub(crate) fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
     let mut cmd = git_command(dir, args);
     cmd.env("PATH", path_with_clada())
         .env("GIT_AUTHOR_NAME", "t")
@@ -37,12 +37,12 @@ fn git_cmd(dir: &Path, args: &[&str]) -> std::process::Command {
     cmd
 }
 
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     git_cmd(dir, args).output().expect("run git")
 }
 
 /// Runs git, which must succeed; its stdout, trimmed.
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = run(dir, args);
     assert!(
         out.status.success(),
@@ -52,7 +52,7 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -135,12 +135,12 @@ fn result(client: &Path, rev: &str) -> String {
     ok(client, &["notes", "--ref", "clada-results", "show", rev])
 }
 
-fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
+pub(crate) fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
     note.lines()
         .find_map(|l| l.strip_prefix(&format!("{key}: ")))
 }
 
-const EDIT: &str =
+pub(crate) const EDIT: &str =
     "Please apply:\n<---SEARCH file=\"a.txt\"--->\nhi\n<---REPLACE--->\nhello\n<---END--->\n";
 
 #[test]
@@ -893,4 +893,246 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
         );
         drop(s);
     }
+}
+
+/// `git clada push-reply origin main` of `reply` from `client`, with the
+/// server's hooks (which inherit the environment over the filesystem)
+/// aborted at `fault`, when given.
+fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
+    let file = client.join(".git/request.md");
+    std::fs::write(&file, reply).unwrap();
+    let mut cmd = git_cmd(
+        client,
+        &[
+            "clada",
+            "push-reply",
+            "--timeout",
+            "200ms",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    );
+    if let Some(point) = fault {
+        cmd.env("CLADA_FAULT", point);
+    }
+    cmd.output().expect("run git clada push-reply")
+}
+
+#[test]
+fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
+    // Every place post-receive can die with a request in hand, from
+    // before the apply to after the result but before the request is
+    // taken away. Half are answered by the next push, half by `hook
+    // recover`.
+    let points = [
+        "hook-locked",
+        "post-committed",
+        "branch-moved",
+        "noted",
+        "hook-noted",
+        "hook-answered",
+    ];
+    for (i, point) in points.iter().enumerate() {
+        let s = setup();
+        let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+        let first = push_reply_fs(&s.client, EDIT, Some(point));
+        let answered_at_once = *point == "hook-answered";
+        assert_eq!(
+            first.status.code(),
+            Some(if answered_at_once { 0 } else { 2 }),
+            "{point}: {}",
+            text(&first.stderr)
+        );
+        let waiting = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(waiting.lines().count(), 1, "{point}: {waiting}");
+        let id = waiting
+            .strip_prefix("refs/clada/inbox/")
+            .unwrap()
+            .to_string();
+        if i % 2 == 0 {
+            // Any push answers it: here a branch of no concern.
+            ok(&s.client, &["push", "-q", "origin", "main:elsewhere"]);
+        } else {
+            clada(s.root.path(), &s.server)
+                .args(["hook", "recover"])
+                .assert()
+                .success();
+        }
+        let left = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(left, "", "{point}: the request is taken away");
+        let result = ok(
+            &s.server,
+            &[
+                "log",
+                "-1",
+                "--format=%B",
+                &format!("refs/clada/results/{id}"),
+            ],
+        );
+        assert_eq!(
+            trailer(&result, "Clada-Status"),
+            Some("success"),
+            "{point}: {result}"
+        );
+        // Applied exactly once, on the request's commit.
+        let post = ok(&s.server, &["rev-parse", "main"]);
+        assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip, "{point}");
+        assert_eq!(
+            trailer(&result, "Clada-Post"),
+            Some(post.as_str()),
+            "{point}"
+        );
+        assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello", "{point}");
+        ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+        assert!(!s.server.join("clada.lock").exists(), "{point}");
+    }
+}
+
+/// A request made by hand, as doc/hooks.md shows: the reply as the note on
+/// `rev`, the branch named in the message; the notes commit's id.
+fn request_by_hand(client: &Path, rev: &str, branch: &str, reply: &str) -> String {
+    let file = client.join(".git/by-hand.md");
+    std::fs::write(&file, reply).unwrap();
+    let blob = ok(client, &["hash-object", "-w", file.to_str().unwrap()]);
+    let target = ok(client, &["rev-parse", rev]);
+    let mut mktree = git_cmd(client, &["mktree"]);
+    mktree
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    use std::io::Write as _;
+    writeln!(child.stdin.take().unwrap(), "100644 blob {blob}\t{target}").unwrap();
+    let tree = text(&child.wait_with_output().unwrap().stdout)
+        .trim()
+        .to_string();
+    let branch_trailer = format!("Clada-Branch: {branch}");
+    ok(
+        client,
+        &[
+            "commit-tree",
+            "-m",
+            "clada: request",
+            "-m",
+            &branch_trailer,
+            &tree,
+        ],
+    )
+}
+
+#[test]
+fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
+    let s = setup();
+    let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    let pushed = run(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/by-hand/1"),
+        ],
+    );
+    let said = text(&pushed.stderr);
+    assert!(pushed.status.success(), "{said}");
+    assert!(
+        said.contains("remote: clada: request by-hand/1: success; the result ("),
+        "{said}"
+    );
+    ok(
+        &s.client,
+        &["fetch", "-q", "origin", "refs/clada/results/by-hand/1"],
+    );
+    let result = ok(&s.client, &["log", "-1", "--format=%B", "FETCH_HEAD"]);
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(trailer(&result, "Clada-Branch"), Some("main"));
+    // The result is also a notes tree: the note on the request's commit.
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        ok(&s.client, &["show", &format!("FETCH_HEAD:{tip}")]),
+        result
+    );
+
+    let refused = |spec: String, why: &str| {
+        let out = run(&s.client, &["push", "origin", &spec]);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{spec}: {err}");
+        assert!(err.contains(why), "{spec}: {err}");
+    };
+    // An id is used once.
+    let again = request_by_hand(&s.client, "HEAD", "main", "Another reply\n");
+    refused(
+        format!("{again}:refs/clada/inbox/by-hand/1"),
+        "was answered before",
+    );
+    // Only the server writes results.
+    refused(
+        format!("{again}:refs/clada/results/mine"),
+        "only the server writes it",
+    );
+    // A request holds a note.
+    let nothing = ok(&s.client, &["hash-object", "-t", "tree", "-w", "--stdin"]);
+    let empty = ok(&s.client, &["commit-tree", "-m", "empty", &nothing]);
+    refused(format!("{empty}:refs/clada/inbox/empty"), "holds no note");
+    // A request waiting (its hook stopped) cannot be replaced.
+    let waiting = request_by_hand(&s.client, "HEAD", "main", "Please wait\n");
+    let stopped = git_cmd(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{waiting}:refs/clada/inbox/slow"),
+        ],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success());
+    refused(
+        format!("+{again}:refs/clada/inbox/slow"),
+        "already holds a request",
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
+    // Two agents send the same reply for the same commit: the first is
+    // applied; the second's hook dies before applying it. Recovered, the
+    // second is stale: the first one's result and post commit are not its.
+    let s = setup();
+    let first = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let second = request_by_hand(&s.client, "HEAD^0", "main", EDIT);
+    let stopped = git_cmd(
+        &s.client,
+        &["push", "origin", &format!("{second}:refs/clada/inbox/twin")],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    clada(s.root.path(), &s.server)
+        .args(["hook", "recover"])
+        .assert()
+        .success();
+    let result = ok(
+        &s.server,
+        &["log", "-1", "--format=%B", "refs/clada/results/twin"],
+    );
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert_eq!(
+        trailer(&result, "Clada-Request-Ref"),
+        Some("refs/clada/inbox/twin")
+    );
+    assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "2");
 }

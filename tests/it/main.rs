@@ -15,6 +15,7 @@ mod history_crash;
 mod history_fixture;
 mod history_model;
 mod hook;
+mod http;
 mod messages;
 mod parse;
 mod pty;

@@ -411,6 +411,7 @@ fn apply_or_stop(
         base,
         worktree: true,
         refuse_run: None,
+        request: None,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let rendered = apply_and_render(

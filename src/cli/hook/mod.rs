@@ -7,9 +7,11 @@
 //!
 //! - `client`: post-commit, CSL in a commit message.
 //! - `receive`: pre-receive and post-receive, CSL pushed as inbox notes.
+//! - `request`: requests of their own, and answering those left behind.
 
 mod client;
 mod receive;
+mod request;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -39,6 +41,13 @@ pub enum HookAction {
     PreReceive,
     /// Run the post-receive hook: apply new inbox notes to the branches they are on
     PostReceive,
+    /// Answer the requests whose post-receive hook was stopped before answering them
+    ///
+    /// Every push does this too: a request waiting under refs/clada/inbox/
+    /// that no live hook is answering is answered by the next push's
+    /// post-receive. This does it now, for a repository nobody pushes to
+    /// (from cron, or by hand after a crash).
+    Recover,
 }
 
 /// Install clada's hooks into this repository's hooks directory
@@ -83,6 +92,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let ours = receive::post_receive(&repo, &input)?;
             Ok(worst(chained, ours))
         }
+        HookAction::Recover => request::recover_now(&open()?),
     }
 }
 

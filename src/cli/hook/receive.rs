@@ -1,7 +1,9 @@
-//! The server hooks: CSL pushed as notes in the inbox notes ref (git.md §5).
+//! The server hooks: CSL pushed as notes in the inbox notes ref (git.md §5)
+//! or as requests of their own (`refs/clada/inbox/<id>`, `request.rs`).
 //!
-//! `pre-receive` checks every note a push adds to or changes in the inbox
-//! and rejects the push when one has a fatal syntax error, printing the
+//! `pre-receive` checks every note a push adds to or changes in the inbox,
+//! or brings in a request, and rejects the push when one has a fatal
+//! syntax error (or a request reference is misused), printing the
 //! diagnostics for the pusher. The pushed objects are in quarantine, so they
 //! are read with the git program (`git/quarantine.rs`), and nothing is
 //! written.
@@ -13,14 +15,18 @@
 //! is `stale`. Either way the report becomes a result note on the commit in
 //! the results ref. A note whose result already answers the same note
 //! text is not applied again (a push may bring back notes answered before).
+//! The push's replies are read and parsed before the lock: under it, only
+//! the apply and the writing of results.
 
 use std::time::Duration;
 
 use crate::fault;
 use crate::git::commit::Identity;
 use crate::git::inbox::Note;
+use crate::git::lock::Claim;
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
+use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
 use crate::hook::result::{ResultNote, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
@@ -29,6 +35,8 @@ use crate::cli::config::{Layers, parse_duration};
 use crate::cli::parse::write_text;
 use crate::cli::{CliError, Outcome, ReplyInput, settings};
 use crate::syntax::{self as syntax_, Parsed};
+
+use super::request::{Request, answer_request, claims_dir, orphans, recover};
 use crate::transaction::{Target, Timings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
@@ -37,18 +45,18 @@ const RUN_REFUSED: &str =
 
 /// The server's settings, from its git config only: the pushed tree must
 /// not decide what the server runs or where it writes.
-struct Server {
+pub(super) struct Server {
     inbox: String,
-    results: String,
+    pub(super) results: String,
     run: bool,
     max_notes: usize,
-    lock_timeout: Duration,
+    pub(super) lock_timeout: Duration,
     /// `clada.syntax`: how notes are read.
     syntax: syntax_::Choice,
 }
 
 impl Server {
-    fn read(repo: &Repository) -> Result<Server, CliError> {
+    pub(super) fn read(repo: &Repository) -> Result<Server, CliError> {
         let layers = Layers::new(Some(repo));
         let text = |s: &str| Some(s.to_string());
         let inbox = layers
@@ -102,6 +110,16 @@ impl Server {
             .collect()
     }
 
+    /// The requests this push creates under `refs/clada/inbox/`: (id,
+    /// notes commit).
+    fn request_updates(updates: &[RefUpdate]) -> Vec<(String, ObjectId)> {
+        updates
+            .iter()
+            .filter(|u| u.old.is_none())
+            .filter_map(|u| Some((request_id(&u.name)?.to_string(), u.new?)))
+            .collect()
+    }
+
     fn too_many(&self, n: usize) -> Option<String> {
         (n > self.max_notes).then(|| {
             format!(
@@ -112,7 +130,7 @@ impl Server {
     }
 }
 
-fn git(e: GitError) -> CliError {
+pub(super) fn git(e: GitError) -> CliError {
     CliError::new(e.to_string())
 }
 
@@ -144,30 +162,87 @@ fn diagnostics(reply: &Parsed<'_>, origin: &str) -> Result<String, CliError> {
     Ok(String::from_utf8_lossy(&text).into_owned())
 }
 
+/// Why this push's request references cannot be taken, if they cannot:
+/// a request is written once, under an id not used before.
+fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<String>, CliError> {
+    for u in updates {
+        let Some(id) = request_id(&u.name) else {
+            continue;
+        };
+        if u.new.is_none() {
+            // Withdrawing a request that is not answered yet.
+            continue;
+        }
+        if u.old.is_some() {
+            return Ok(Some(format!(
+                "{} already holds a request: a request reference is written once; push the next request under a new id",
+                u.name
+            )));
+        }
+        if id.len() > MAX_ID {
+            return Ok(Some(format!(
+                "the request id in {} is longer than {MAX_ID} bytes",
+                u.name
+            )));
+        }
+        if repo.ref_target(&result_ref(id)).map_err(git)?.is_some() {
+            return Ok(Some(format!(
+                "the request {id} was answered before ({}); push the next request under a new id",
+                result_ref(id)
+            )));
+        }
+    }
+    Ok(None)
+}
+
 pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
-    if let Some(u) = updates.iter().find(|u| u.name == server.results) {
+    if let Some(u) = updates
+        .iter()
+        .find(|u| u.name == server.results || requests::result_id(&u.name).is_some())
+    {
         eprintln!(
             "clada: push rejected: {} holds the server's results and only the server writes it",
             u.name
         );
         return Ok(Outcome::Failed);
     }
+    if let Some(why) = refused_requests(repo, &updates)? {
+        eprintln!("clada: push rejected: {why}");
+        return Ok(Outcome::Failed);
+    }
     let inbox = server.inbox_updates(&updates);
-    if inbox.is_empty() {
+    let created = Server::request_updates(&updates);
+    if inbox.is_empty() && created.is_empty() {
         return Ok(Outcome::Success);
     }
     let delims = settings::delimiters_in(Some(repo), None, None)?;
     let mut quarantine = Quarantine::open(repo.git_dir()).map_err(git)?;
     let mut notes = Vec::new();
-    for (old, new) in inbox {
+    for &(old, new) in &inbox {
         notes.extend(quarantine.changed_notes(old, new).map_err(|e| {
             git(e).hint(format!(
                 "{} must hold git notes (git notes --ref {} add …)",
                 server.inbox, server.inbox
             ))
         })?);
+    }
+    for (id, commit) in &created {
+        let found = quarantine.changed_notes(None, *commit).map_err(|e| {
+            git(e).hint(format!(
+                "{} must be a notes commit (git clada push-reply makes one)",
+                request_ref(id)
+            ))
+        })?;
+        if found.is_empty() {
+            eprintln!(
+                "clada: push rejected: {} holds no note: a request is a notes commit with the reply as the note on the commit to edit",
+                request_ref(id)
+            );
+            return Ok(Outcome::Failed);
+        }
+        notes.extend(found);
     }
     if let Some(why) = server.too_many(notes.len()) {
         eprintln!("clada: push rejected: {why}");
@@ -192,34 +267,74 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         }
     }
     if broken > 0 {
+        let how = if inbox.is_empty() {
+            "Fix the reply and push it again (git clada push-reply <remote> <branch> reply.md)"
+                .to_string()
+        } else {
+            format!(
+                "Fix the reply, replace the note (git notes --ref {} add -f -F reply.md <commit>) and push again",
+                server.inbox
+            )
+        };
         eprintln!(
-            "clada: push rejected: {broken} note{} in {} {} fatal syntax errors (above); nothing was stored. Fix the reply, replace the note (git notes --ref {} add -f -F reply.md <commit>) and push again",
+            "clada: push rejected: {broken} note{} {} fatal syntax errors (above); nothing was stored. {how}",
             if broken == 1 { "" } else { "s" },
-            server.inbox,
             if broken == 1 { "has" } else { "have" },
-            server.inbox
         );
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Success)
 }
 
+/// The requests' replies, read and parsed before the lock is taken, by
+/// note.
+#[derive(Default)]
+pub(super) struct Replies<'a>(Vec<(Note, &'a ReplyInput, Parsed<'a>)>);
+
+impl<'a> Replies<'a> {
+    fn get(&self, note: &Note) -> Option<(&'a ReplyInput, &Parsed<'a>)> {
+        self.0
+            .iter()
+            .find(|(n, _, _)| n == note)
+            .map(|(_, input, parsed)| (*input, parsed))
+    }
+}
+
+/// A note's text as a reply, within the size limit.
+fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
+    let content = repo
+        .blob_within(note.blob, crate::csl::input::MAX_INPUT)
+        .map_err(git)?;
+    Ok(request_input(
+        format!("note on {}", repo.short(note.target)),
+        content,
+    ))
+}
+
 pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
-    let inbox = server.inbox_updates(&updates);
-    if inbox.is_empty() {
-        return Ok(Outcome::Success);
-    }
     let mut notes = Vec::new();
-    for (old, new) in inbox {
+    for (old, new) in server.inbox_updates(&updates) {
         notes.extend(repo.changed_notes(old, new).map_err(git)?);
     }
-    if let Some(why) = server.too_many(notes.len()) {
+    let mut ours = Vec::new();
+    for (id, commit) in Server::request_updates(&updates) {
+        ours.push(Request::read(repo, &id, commit)?);
+    }
+    let count = notes.len() + ours.iter().map(|r| r.notes.len()).sum::<usize>();
+    if let Some(why) = server.too_many(count) {
         eprintln!("clada: nothing was applied: {why}");
         return Ok(Outcome::Failed);
     }
-    if notes.is_empty() {
+    // Claimed before the wait for the lock: a hook that finds them
+    // meanwhile leaves them to this one while it lives.
+    let _claims: Vec<Claim> = ours
+        .iter()
+        .map(|r| Claim::take(claims_dir(repo).join(claim_file(&r.id))))
+        .collect();
+    let orphans = orphans(repo, &ours)?;
+    if notes.is_empty() && ours.is_empty() && orphans.is_empty() {
         return Ok(Outcome::Success);
     }
     // Branch tips pushed together with the notes: they single out a branch
@@ -229,37 +344,67 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         .filter(|u| u.name.starts_with("refs/heads/"))
         .filter_map(|u| Some((u.name.clone(), u.new?)))
         .collect();
+    // Read and parsed now: under the lock, only the apply.
+    let delims = settings::delimiters_in(Some(repo), None, None)?;
+    let all: Vec<Note> = notes
+        .iter()
+        .chain(ours.iter().flat_map(|r| &r.notes))
+        .copied()
+        .collect();
+    let inputs: Vec<(Note, ReplyInput)> = all
+        .iter()
+        .filter_map(|n| Some((*n, read_reply(repo, n).ok()?)))
+        .collect();
+    let replies = Replies(
+        inputs
+            .iter()
+            .map(|(n, input)| (*n, input, parse_input(input, server.syntax, &delims)))
+            .collect(),
+    );
     let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout).map_err(|e| {
-        let list: Vec<String> = notes.iter().map(|n| repo.short(n.target)).collect();
-        CliError::new(format!(
-            "{e}; the notes on {} were not applied",
-            list.join(", ")
-        ))
-        .hint("raise git config clada.lockTimeout on the server; to retry, replace the note with a changed one and push again")
+        let mut list: Vec<String> = notes.iter().map(|n| format!("the note on {}", repo.short(n.target))).collect();
+        list.extend(ours.iter().map(|r| format!("the request {}", r.id)));
+        if list.is_empty() {
+            list.push("no request of this push".to_string());
+        }
+        CliError::new(format!("{e}; {} were not answered", list.join(", ")))
+        .hint("requests pushed under refs/clada/inbox/ are answered by the next push to this repository (or git clada hook recover on the server); a note in the shared inbox must be replaced by a changed one and pushed again. Raise git config clada.lockTimeout if this is frequent")
     })?;
     fault::point("hook-locked");
     let author = apply::author(None, &Layers::new(Some(repo)))?;
     let mut outcome = Outcome::Success;
+    let mut tally = |status: Option<String>| {
+        if status.is_some_and(|s| s != "success") {
+            outcome = Outcome::Failed;
+        }
+    };
+    // The oldest first: requests left by a stopped hook.
+    recover(repo, &server, &author, orphans)?;
     for note in &notes {
         // One request's trouble is its own: the others are still answered.
-        match respond(repo, &server, &author, note, &pushed) {
-            Ok(Some(status)) if status == "success" => {}
-            Ok(None) => {}
-            Ok(Some(_)) => outcome = Outcome::Failed,
+        match respond(repo, &server, &author, note, &pushed, &replies) {
+            Ok(status) => tally(status),
             Err(e) => {
                 eprintln!(
                     "clada: note on {}: error: {}",
                     repo.short(note.target),
                     e.message
                 );
-                outcome = Outcome::Failed;
+                tally(Some("error".into()));
             }
         }
     }
-    println!(
-        "clada: results are in {} (git fetch origin {}:{})",
-        server.results, server.results, server.results
-    );
+    for request in &ours {
+        for status in answer_request(repo, &server, &author, request, &pushed, false, &replies)? {
+            tally(Some(status));
+        }
+    }
+    if !notes.is_empty() {
+        println!(
+            "clada: results are in {} (git fetch origin {}:{})",
+            server.results, server.results, server.results
+        );
+    }
     Ok(outcome)
 }
 
@@ -271,6 +416,7 @@ fn respond(
     author: &Identity,
     note: &Note,
     pushed: &[(String, ObjectId)],
+    replies: &Replies<'_>,
 ) -> Result<Option<String>, CliError> {
     let short = repo.short(note.target);
     if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
@@ -279,9 +425,10 @@ fn respond(
         println!("clada: the note on {short} was answered before; it is not applied again");
         return Ok(None);
     }
-    let result = answer(repo, server, note, pushed).unwrap_or_else(|e| ResultNote {
+    let result = answer(repo, server, note, pushed, None, replies).unwrap_or_else(|e| ResultNote {
         status: "error".into(),
         request: note.blob,
+        request_ref: None,
         branch: None,
         post: None,
         body: render_error(&e),
@@ -301,7 +448,7 @@ fn respond(
 }
 
 /// An error as the CLI prints it, for a result note.
-fn render_error(e: &CliError) -> String {
+pub(super) fn render_error(e: &CliError) -> String {
     match &e.hint {
         Some(hint) => format!("error: {}\nhint: {hint}\n", e.message),
         None => format!("error: {}\n", e.message),
@@ -345,26 +492,47 @@ fn checked_out_here(repo: &Repository, branch: &str) -> Result<bool, CliError> {
     Ok(matches!(repo.head().map_err(git)?, Head::Branch { name, .. } if name == branch))
 }
 
-fn short_branch(name: &str) -> &str {
+pub(super) fn short_branch(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
 }
 
-/// Applies one request (under the lock) and says how it went.
-fn answer(
+/// Applies one note (under the lock) and says how it went; `request`:
+/// the request of its own it came in, if it did (it may name the branch).
+pub(super) fn answer(
     repo: &Repository,
     server: &Server,
     note: &Note,
     pushed: &[(String, ObjectId)],
+    request: Option<&Request>,
+    replies: &Replies<'_>,
 ) -> Result<ResultNote, CliError> {
+    let wanted = request.and_then(|r| r.branch.as_deref());
+    let request_name = request.map(|r| request_ref(&r.id));
     let short = repo.short(note.target);
     let mut result = ResultNote {
         status: String::new(),
         request: note.blob,
+        request_ref: request_name.clone(),
         branch: None,
         post: None,
         body: String::new(),
     };
-    let branch = match choose(repo, note.target, pushed)? {
+    let choice = match wanted {
+        Some(name) if repo.ref_target(name).map_err(git)? == Some(note.target) => {
+            Choice::One(name.to_string())
+        }
+        Some(name) => {
+            let name = short_branch(name);
+            result.status = "stale".into();
+            result.branch = Some(name.to_string());
+            result.body = format!(
+                "stale: {name} is no longer at {short}; the request was not applied.\n    fetch, bring your work onto the new tip of {name}, and push the reply again (git clada push-reply <remote> {name} reply.md)\n"
+            );
+            return Ok(result);
+        }
+        None => choose(repo, note.target, pushed)?,
+    };
+    let branch = match choice {
         Choice::One(branch) => branch,
         Choice::None => {
             result.status = "stale".into();
@@ -395,19 +563,25 @@ fn answer(
         );
         return Ok(result);
     }
-    let content = repo
-        .blob_within(note.blob, crate::csl::input::MAX_INPUT)
-        .map_err(git)?;
-    let input = request_input(format!("note on {short}"), content);
-    let delims = settings::delimiters_in(Some(repo), None, None)?;
-    let reply = parse_input(&input, server.syntax, &delims);
+    // Read and parsed before the lock, unless this is a request found
+    // under it (left by a stopped hook).
+    let (own_input, own_reply);
+    let (input, reply) = match replies.get(note) {
+        Some(found) => found,
+        None => {
+            own_input = read_reply(repo, note)?;
+            let delims = settings::delimiters_in(Some(repo), None, None)?;
+            own_reply = parse_input(&own_input, server.syntax, &delims);
+            (&own_input, &own_reply)
+        }
+    };
     if reply.has_fatal() {
         // pre-receive normally refuses these; without it, or with other
         // delimiters since, the result says why nothing ran.
         result.status = "fatal".into();
         result.body = format!(
             "{}FATAL: nothing was applied: the reply has fatal syntax errors\n",
-            diagnostics(&reply, &input.origin)?
+            diagnostics(reply, &input.origin)?
         );
         return Ok(result);
     }
@@ -425,9 +599,10 @@ fn answer(
         // With clada.serverRun, RUN (and verify) run in the scratch working
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
+        request: request_name.as_deref(),
     };
     if reply.is_empty() {
-        let applied = crate::transaction::no_operations(&reply);
+        let applied = crate::transaction::no_operations(reply);
         result.status = applied.ending.name().into();
         result.body = format!("{}\n", applied.message);
         return Ok(result);
@@ -435,8 +610,8 @@ fn answer(
     match apply_and_render(
         repo,
         &args,
-        &input,
-        &reply,
+        input,
+        reply,
         &target,
         false,
         &mut Timings::default(),

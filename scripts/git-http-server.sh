@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# A smart-HTTP git server on 127.0.0.1 for the tests (tests/it/http.rs) and
+# the benchmark (bench/http_push.py): lighttpd running `git http-backend`
+# as CGI, as the user www-data, with no HOME and a web server's PATH, the
+# set-up Gitea, Forgejo, GitLab and cgit-style servers all end in
+# (`git-receive-pack` running the repository's hooks).
+#
+#   git-http-server.sh check BIN           can it run here? exit 0, or 1 with the reason on stderr
+#   git-http-server.sh repo ROOT NAME BIN  a bare repository ROOT/repos/NAME.git owned by www-data,
+#                                          push enabled, clada's server hooks installed
+#   git-http-server.sh as-server ROOT BIN CMD...
+#                                          run CMD as the server does (www-data, its environment)
+#   git-http-server.sh run ROOT PORT BIN   serve ROOT/repos at http://127.0.0.1:PORT/git/ (exec,
+#                                          in the foreground: the caller owns the process and stops it)
+#
+# BIN is the git-clada binary. Its directory comes first on the server's
+# PATH, where an administrator would put it in /usr/local/bin. It must be
+# executable by www-data along its whole path: `check` says so when not.
+# Needs root (to start lighttpd, which drops to www-data, and to act as
+# www-data) and Debian's lighttpd package (.ci/run installs it).
+set -euo pipefail
+
+USER_NAME=www-data
+BACKEND=/usr/lib/git-core/git-http-backend
+WEB_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# A request with the header `X-Clada-Fault: <point>` runs its hooks with
+# CLADA_FAULT=<point>: a debug build of git-clada aborts there, as a
+# killed hook would (src/fault.rs; the recovery tests). A release build
+# ignores it.
+FAULT_POINTS="hook-locked post-committed branch-moved noted hook-noted hook-answered"
+
+lighttpd_bin() {
+    command -v lighttpd 2>/dev/null || { [ -x /usr/sbin/lighttpd ] && echo /usr/sbin/lighttpd; } || true
+}
+
+server_path() { # BIN
+    printf '%s:%s' "$(dirname "$1")" "$WEB_PATH"
+}
+
+# The environment the web server gives its CGI programs (and so git and
+# the hooks): no HOME, the web server's PATH, no system git config (the
+# tests stay hermetic; a real server may have one).
+as_server() { # ROOT BIN CMD...
+    local root=$1 bin=$2
+    shift 2
+    cd "$root"
+    exec setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups \
+        env -i PATH="$(server_path "$bin")" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C "$@"
+}
+
+case "${1:-}" in
+check)
+    bin=${2:?usage: check BIN}
+    if [ "$(id -u)" != 0 ]; then
+        echo "needs root: lighttpd is started as root and serves as $USER_NAME, and the repositories are made as $USER_NAME" >&2
+        exit 1
+    fi
+    if [ -z "$(lighttpd_bin)" ]; then
+        echo "lighttpd is not installed (apt-get install lighttpd; .ci/run does)" >&2
+        exit 1
+    fi
+    if [ ! -x "$BACKEND" ]; then
+        echo "$BACKEND is missing (Debian's git package has it)" >&2
+        exit 1
+    fi
+    if ! id "$USER_NAME" >/dev/null 2>&1; then
+        echo "there is no user $USER_NAME to serve as" >&2
+        exit 1
+    fi
+    if ! command -v setpriv >/dev/null 2>&1; then
+        echo "setpriv (util-linux) is missing" >&2
+        exit 1
+    fi
+    if ! setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups \
+        env -i "$bin" --version >/dev/null 2>&1; then
+        echo "$USER_NAME cannot execute $bin: every directory on its path must be searchable (o+x) by $USER_NAME" >&2
+        exit 1
+    fi
+    ;;
+repo)
+    root=${2:?usage: repo ROOT NAME BIN}
+    name=${3:?usage: repo ROOT NAME BIN}
+    bin=${4:?usage: repo ROOT NAME BIN}
+    mkdir -p "$root/repos"
+    chown "$USER_NAME:$USER_NAME" "$root/repos"
+    (bash "$0" as-server "$root" "$bin" sh -c '
+        set -e
+        git init -q --bare -b main "repos/$1.git"
+        git -C "repos/$1.git" config http.receivepack true
+        cd "repos/$1.git" && git clada hook install --server >/dev/null
+    ' sh "$name")
+    ;;
+as-server)
+    root=${2:?usage: as-server ROOT BIN CMD...}
+    bin=${3:?usage: as-server ROOT BIN CMD...}
+    shift 3
+    as_server "$root" "$bin" "$@"
+    ;;
+run)
+    root=${2:?usage: run ROOT PORT BIN}
+    port=${3:?usage: run ROOT PORT BIN}
+    bin=${4:?usage: run ROOT PORT BIN}
+    mkdir -p "$root/www" "$root/uploads" "$root/repos"
+    # lighttpd opens its log as www-data.
+    touch "$root/error.log"
+    chown "$USER_NAME:$USER_NAME" "$root/uploads" "$root/error.log"
+    env_block() { # EXTRA: the CGI environment, with one more entry
+        cat <<EOF
+    setenv.set-environment = (
+        "PATH" => "$(server_path "$bin")",
+        "GIT_PROJECT_ROOT" => "$root/repos",
+        "GIT_HTTP_EXPORT_ALL" => "1",
+        "GIT_CONFIG_NOSYSTEM" => "1",$1
+    )
+EOF
+    }
+    faults=""
+    for point in $FAULT_POINTS; do
+        faults+="    \$REQUEST_HEADER[\"X-Clada-Fault\"] == \"$point\" {
+$(env_block "
+        \"CLADA_FAULT\" => \"$point\",")
+    }
+"
+    done
+    cat >"$root/lighttpd.conf" <<EOF
+server.modules = ("mod_alias", "mod_setenv", "mod_cgi")
+server.bind = "127.0.0.1"
+server.port = $port
+server.document-root = "$root/www"
+server.upload-dirs = ("$root/uploads")
+server.errorlog = "$root/error.log"
+server.username = "$USER_NAME"
+server.groupname = "$USER_NAME"
+server.max-connections = 256
+alias.url = ("/git" => "$BACKEND")
+\$HTTP["url"] =~ "^/git" {
+    cgi.assign = ("" => "")
+$(env_block "")
+$faults}
+EOF
+    exec env -i PATH="$WEB_PATH" "$(lighttpd_bin)" -D -f "$root/lighttpd.conf"
+    ;;
+*)
+    echo "usage: $0 check BIN | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT BIN" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,321 @@
+//! Requests of their own (doc/hooks.md): a notes commit pushed to
+//! `refs/clada/inbox/<id>`, answered at `refs/clada/results/<id>` and then
+//! deleted; and the requests a stopped hook left unanswered.
+//!
+//! Each post-receive claims the requests of its push (`git/lock.rs`
+//! `Claim`); the ones no live process claims are orphans, answered by the
+//! next hook under the lock, which first looks for what the stopped one
+//! did (its result note, its post commit, both naming the request) so
+//! that nothing is done twice. How one note is answered is `receive.rs`'s.
+
+use crate::fault;
+use crate::git::commit::Identity;
+use crate::git::inbox::Note;
+use crate::git::lock::{Claim, claimed};
+use crate::git::{ObjectId, Repository};
+use crate::hook::requests::{self, claim_file, request_id, request_ref, result_ref};
+use crate::hook::result::{ResultNote, branch_of, envelope, request_of, request_ref_of, status_of};
+
+use crate::cli::apply;
+use crate::cli::config::Layers;
+use crate::cli::{CliError, Outcome};
+
+use super::receive::{Replies, Server, answer, git, render_error, short_branch};
+
+/// A request pushed under a reference of its own.
+pub(super) struct Request {
+    pub(super) id: String,
+    /// The notes commit pushed.
+    pub(super) commit: ObjectId,
+    pub(super) notes: Vec<Note>,
+    /// The branch named by the request's `Clada-Branch` trailer (its
+    /// notes commit's message): the one to apply to, even when other
+    /// branches point at the same commit.
+    pub(super) branch: Option<String>,
+}
+
+impl Request {
+    pub(super) fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, CliError> {
+        let message = repo.commit_message(commit).map_err(git)?;
+        Ok(Request {
+            id: id.to_string(),
+            commit,
+            notes: repo.changed_notes(None, commit).map_err(git)?,
+            branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
+        })
+    }
+}
+
+/// Where post-receive hooks record the requests they are answering.
+pub(super) fn claims_dir(repo: &Repository) -> std::path::PathBuf {
+    repo.git_dir().join("clada").join("claims")
+}
+
+/// The requests waiting under `refs/clada/inbox/` that no live hook is
+/// answering, except `ours`: their hook was stopped (killed, or out of
+/// time waiting for the lock) before it answered them.
+pub(super) fn orphans(repo: &Repository, ours: &[Request]) -> Result<Vec<Request>, CliError> {
+    let dir = claims_dir(repo);
+    let mut out = Vec::new();
+    for name in repo.refs_under(requests::REQUESTS).map_err(git)? {
+        let Some(id) = request_id(&name) else {
+            continue;
+        };
+        if ours.iter().any(|r| r.id == id) || claimed(&dir.join(claim_file(id))) {
+            continue;
+        }
+        let Some(commit) = repo.ref_target(&name).map_err(git)? else {
+            continue;
+        };
+        match Request::read(repo, id, commit) {
+            Ok(request) => out.push(request),
+            // Not a notes commit: nothing to answer (pre-receive refuses
+            // these; one written on the server by hand is left alone).
+            Err(e) => eprintln!("clada: {name}: left unanswered: {}", e.message),
+        }
+    }
+    Ok(out)
+}
+
+/// Answers `orphans` (under the lock): requests whose own hook stopped
+/// before answering them. Each is looked at again first: its hook may
+/// have come back to life (a claim written late) or answered it.
+pub(super) fn recover(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    orphans: Vec<Request>,
+) -> Result<(), CliError> {
+    let dir = claims_dir(repo);
+    for request in orphans {
+        if claimed(&dir.join(claim_file(&request.id)))
+            || repo.ref_target(&request_ref(&request.id)).map_err(git)? != Some(request.commit)
+        {
+            continue;
+        }
+        println!(
+            "clada: answering the request {}, left unanswered by a hook that was stopped",
+            request.id
+        );
+        // The claim keeps a second recovering hook away (it would wait for
+        // the lock, then find the result anyway).
+        let _claim = Claim::take(dir.join(claim_file(&request.id)));
+        answer_request(
+            repo,
+            server,
+            author,
+            &request,
+            &[],
+            true,
+            &Replies::default(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `git clada hook recover`: answers every request that no live hook is
+/// answering, as the next push would.
+pub fn recover_now(repo: &Repository) -> Result<Outcome, CliError> {
+    let server = Server::read(repo)?;
+    let orphans = orphans(repo, &[])?;
+    if orphans.is_empty() {
+        println!("clada: no request is waiting for an answer");
+        return Ok(Outcome::Success);
+    }
+    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let author = apply::author(None, &Layers::new(Some(repo)))?;
+    recover(repo, &server, &author, orphans)?;
+    Ok(Outcome::Success)
+}
+
+/// Answers a request pushed under a reference of its own (under the
+/// lock): each note is answered as a shared-inbox note is, the results
+/// are written at `refs/clada/results/<id>` (and in the shared results
+/// ref), then the request reference is deleted. `recovering`: the request
+/// was left by a hook that was stopped, which may have got as far as
+/// applying it or writing its result note. The statuses, one per note.
+pub(super) fn answer_request(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    request: &Request,
+    pushed: &[(String, ObjectId)],
+    recovering: bool,
+    replies: &Replies<'_>,
+) -> Result<Vec<String>, CliError> {
+    let id = &request.id;
+    let results = result_ref(id);
+    if let Some(done) = repo.ref_target(&results).map_err(git)? {
+        // Answered by another push's hook (which found it waiting), or
+        // answered before a hook was stopped short of deleting it.
+        let text = repo.commit_message(done).map_err(git)?;
+        let status = status_of(&text).unwrap_or_else(|| "error".into());
+        print!("{}", envelope(id, &status, &String::from_utf8_lossy(&text)));
+        remove_request(repo, author, request);
+        return Ok(vec![status]);
+    }
+    let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
+    for note in &request.notes {
+        let earlier = if recovering {
+            answered_before(repo, server, note, request)?
+        } else {
+            None
+        };
+        let (status, text) = match earlier {
+            Some(found) => found,
+            None => {
+                let result = answer(repo, server, note, pushed, Some(request), replies)
+                    .unwrap_or_else(|e| ResultNote {
+                        status: "error".into(),
+                        request: note.blob,
+                        request_ref: Some(request_ref(&request.id)),
+                        branch: None,
+                        post: None,
+                        body: render_error(&e),
+                    });
+                let text = result.render();
+                repo.set_note_with(
+                    author,
+                    &server.results,
+                    note.target,
+                    text.as_bytes(),
+                    "clada: result of a request",
+                )
+                .map_err(git)?;
+                (result.status, text)
+            }
+        };
+        fault::point("hook-noted");
+        answered.push((note.target, status, text));
+    }
+    let message = match answered.as_slice() {
+        [(_, _, text)] => text.clone(),
+        many => {
+            let mut m = format!(
+                "clada: results of {} notes (one result note per commit in this notes tree)\n",
+                many.len()
+            );
+            for (target, status, _) in many {
+                m.push_str(&format!("\nnote on {target}: {status}"));
+            }
+            m.push('\n');
+            m
+        }
+    };
+    let entries: Vec<(ObjectId, &[u8])> = answered
+        .iter()
+        .map(|(target, _, text)| (*target, text.as_bytes()))
+        .collect();
+    let commit = repo.notes_commit(author, &entries, &message).map_err(git)?;
+    repo.create_ref(author, &results, commit, "clada: result of a request")
+        .map_err(git)?;
+    fault::point("hook-answered");
+    remove_request(repo, author, request);
+    let mut statuses = Vec::new();
+    if let [(_, status, text)] = answered.as_slice() {
+        print!("{}", envelope(id, status, text));
+    } else {
+        for (target, status, text) in &answered {
+            println!(
+                "clada: request {id}, note on {}: {status}",
+                repo.short(*target)
+            );
+            print!("{text}");
+        }
+        print!("{}", envelope(id, "several", &message));
+    }
+    for (_, status, _) in answered {
+        statuses.push(status);
+    }
+    println!("clada: the result is at {results} (git fetch origin {results})");
+    Ok(statuses)
+}
+
+/// Deletes an answered request's reference, if it still holds the request
+/// (its pusher may have withdrawn it). A failure leaves it for the next
+/// hook, which finds the result and deletes it then.
+fn remove_request(repo: &Repository, author: &Identity, request: &Request) {
+    let name = request_ref(&request.id);
+    if let Err(e) = repo.delete_ref(author, &name, request.commit)
+        && !matches!(e, crate::git::commit::UpdateError::Moved { .. })
+    {
+        eprintln!("clada: could not delete the answered request {name}: {e}");
+    }
+}
+
+/// What a stopped hook had already done for `note`: the result note it
+/// wrote, or the apply it made (a post commit on the note's commit made
+/// from this very reply, on a branch) whose report it lost.
+fn answered_before(
+    repo: &Repository,
+    server: &Server,
+    note: &Note,
+    request: &Request,
+) -> Result<Option<(String, String)>, CliError> {
+    let wanted = request.branch.as_deref();
+    let name = request_ref(&request.id);
+    // The same reply on the same commit may be another request's: only
+    // this request's own answer counts.
+    if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
+        && request_of(&old) == Some(note.blob)
+        && request_ref_of(&old).as_deref() == Some(name.as_str())
+    {
+        let status = status_of(&old).unwrap_or_else(|| "error".into());
+        return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
+    }
+    // A server apply has no pre commit: the post commit's parent is the
+    // note's commit, and its message names the reply's blob and the
+    // request.
+    let reply = format!("Clada-Reply: {}", note.blob);
+    let made_for = format!("Clada-Request-Ref: {name}");
+    for branch in repo.refs_under("refs/heads/").map_err(git)? {
+        if wanted.is_some_and(|w| w != branch) {
+            continue;
+        }
+        let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
+            continue;
+        };
+        // Other requests may have been applied on top since.
+        for commit in repo.first_parents(tip, 64).map_err(git)? {
+            let info = repo.commit_info(commit).map_err(git)?;
+            if info.first_parent() != Some(note.target) {
+                continue;
+            }
+            let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
+            if !says(&reply) || !says(&made_for) {
+                break;
+            }
+            let all_done = info
+                .message
+                .lines()
+                .find_map(|l| l.strip_prefix("Clada-Tasks: "))
+                .is_some_and(|t| t.contains(" 0 failed, 0 skipped"));
+            let result = ResultNote {
+                // The post commit is there: the branch moved, so what
+                // failed beside it makes the apply partial, not failed.
+                status: if all_done { "success" } else { "partial" }.into(),
+                request: note.blob,
+                request_ref: Some(name.clone()),
+                branch: Some(short_branch(&branch).to_string()),
+                post: Some(commit),
+                body: format!(
+                    "applied by a hook that was stopped before it wrote its report; the post commit {} records the tasks:\n\n{}",
+                    repo.short(commit),
+                    info.message.trim_end()
+                ),
+            };
+            let text = result.render();
+            repo.set_note_with(
+                &apply::author(None, &Layers::new(Some(repo)))?,
+                &server.results,
+                note.target,
+                text.as_bytes(),
+                "clada: result of a request",
+            )
+            .map_err(git)?;
+            return Ok(Some((result.status, text)));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,312 @@
+//! `git clada push-reply <remote> <branch> reply.md`: the agent's side of
+//! the per-request protocol (doc/hooks.md, "Requests of their own").
+//!
+//! Makes the request — a notes commit holding the reply as the note on
+//! the tip of `<branch>` — pushes it to `refs/clada/inbox/<id>` (with the
+//! branch, when the remote may not have that tip), waits for the server's
+//! answer at `refs/clada/results/<id>`, prints it and exits as `apply`
+//! would have. gix cannot push, and fetches here would need its HTTP
+//! transport: the pushing and fetching are the `git` program's
+//! (doc/architecture.md lists every such call).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::git::Repository;
+use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
+use crate::hook::result::{from_push_output, post_of, status_of};
+
+use super::config::{Layers, parse_duration};
+use super::{CliError, Outcome, ReplyInput};
+
+/// Push a reply to a clada server as a request of its own and print the result
+///
+/// The reply becomes a request of its own: a notes commit with the reply
+/// as the note on the tip of BRANCH, pushed to refs/clada/inbox/<id> on
+/// REMOTE. When the remote-tracking branch REMOTE/BRANCH is not at that
+/// tip (or there is none), the branch is pushed in the same atomic push,
+/// so the server has the commit the reply edits. The server's hooks check
+/// the request (a reply with fatal errors is refused at the push, with its
+/// diagnostics), apply it to the branch and answer at
+/// refs/clada/results/<id>. The push's own output carries the result
+/// (checked against the SHA-1 the server announces); when it does not,
+/// the result is fetched, retrying until --timeout. The branch is fetched
+/// into REMOTE/BRANCH, and the result printed. No shared ref is written,
+/// so agents pushing at the same time never make each other's pushes
+/// fail.
+///
+/// Exit status, as `git clada apply`: 0 success; 1 some task failed or
+/// the apply was rejected; 2 the push was refused, the reply had fatal
+/// errors, or no result came in time; 3 the branch moved (the reply's
+/// commit is no longer the branch's tip: fetch, and send the reply again
+/// for the new tip).
+#[derive(Debug, clap::Args)]
+pub struct PushReplyArgs {
+    /// The remote: a configured remote's name or a URL
+    pub remote: String,
+    /// The branch to apply the reply to; the request is on its tip here
+    pub branch: String,
+    /// The reply file (`-` for standard input)
+    pub reply: PathBuf,
+    /// How long to wait for the result after the push
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
+    pub timeout: Duration,
+    /// The request's id (default: the time, this process and the reply)
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Do not fetch the branch after the result (the result itself is
+    /// still fetched when the push's output does not hold it)
+    #[arg(long)]
+    pub no_fetch: bool,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (like 90s, 2m)"))
+}
+
+pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
+    let repo = Repository::discover(std::path::Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| {
+            CliError::new("not a git repository (or any of its parents)")
+                .hint("run it in a clone of the repository the server serves")
+        })?;
+    let input = ReplyInput::read(Some(&args.reply), "push-reply")?;
+    if let Some(size) = input.too_large {
+        return Err(CliError::new(format!(
+            "{} is over the 50 MiB limit ({size} bytes)",
+            input.origin
+        )));
+    }
+    let branch = format!("refs/heads/{}", args.branch);
+    let tip = repo
+        .ref_target(&branch)
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| {
+            CliError::new(format!("there is no branch {} here", args.branch)).hint(format!(
+                "fetch it first: git fetch {} {}:{}",
+                args.remote, args.branch, args.branch
+            ))
+        })?;
+    let author = super::apply::author(None, &Layers::new(Some(&repo)))?;
+    let request = repo
+        .notes_commit(
+            &author,
+            &[(tip, &input.bytes)],
+            &format!("clada: request\n\nClada-Branch: {}\n", args.branch),
+        )
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let id = match args.id.clone() {
+        Some(id) => id,
+        None => new_id(&request.to_string()),
+    };
+    if id.is_empty()
+        || id.len() > MAX_ID
+        || !crate::git::commit::is_valid_ref_name(&request_ref(&id))
+    {
+        return Err(CliError::new(format!("{id:?} cannot be a request id"))
+            .hint("use letters, digits, '-', '.', '_' and '/'"));
+    }
+    // A named remote has remote-tracking branches: when ours is at the
+    // tip, the server has it; otherwise the branch goes along.
+    let named = repo
+        .config_string(&format!("remote.{}.url", args.remote))
+        .is_some();
+    let tracking = format!("refs/remotes/{}/{}", args.remote, args.branch);
+    let known = named && repo.ref_target(&tracking).ok().flatten() == Some(tip);
+    let mut push = git();
+    push.args(["push", "--porcelain"]);
+    if !known {
+        push.arg("--atomic");
+    }
+    push.arg(&args.remote)
+        .arg(format!("{request}:{}", request_ref(&id)));
+    if !known {
+        push.arg(format!("{tip}:{branch}"));
+    }
+    let pushed = run(&mut push)?;
+    if !pushed.status.success() {
+        return Ok(refused(&pushed, &args.branch));
+    }
+    // The push's output holds the result when the server answered at
+    // once; it is fetched only when it does not (or came in pieces). The
+    // branch is fetched either way, for the agent to go on from.
+    let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id);
+    let fetch_branch = named && !args.no_fetch;
+    let text = match shown {
+        Some(text) => {
+            if fetch_branch {
+                fetch_after(&args, &text, &branch, &tracking, &author)?;
+            }
+            text.into_bytes()
+        }
+        None => {
+            let mut fetch = fetch_command(&args.remote);
+            fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
+            if fetch_branch {
+                fetch.arg(format!("+{branch}:{tracking}"));
+            }
+            wait_for_result(&mut fetch, &args, &id)?
+        }
+    };
+    super::write_stdout(|out| out.write_all(&text))?;
+    let status = status_of(&text);
+    if fetch_branch && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
+        eprintln!(
+            "clada: fetched into {}/{b}; to work on: git merge --ff-only {}/{b}",
+            args.remote,
+            args.remote,
+            b = args.branch
+        );
+    }
+    Ok(match status.as_deref() {
+        Some("success") => Outcome::Success,
+        Some("failed" | "partial" | "rejected" | "no_operations") => Outcome::Failed,
+        Some("stale" | "branch_moved") => Outcome::BranchMoved,
+        _ => Outcome::Fatal,
+    })
+}
+
+/// `git fetch` from `remote`, quietly. No housekeeping or forced-update
+/// walk: the agent is waiting for it, and the next ordinary git command
+/// does the former.
+fn fetch_command(remote: &str) -> Command {
+    let mut fetch = git();
+    fetch.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-auto-maintenance",
+        "--no-show-forced-updates",
+    ]);
+    fetch.arg(remote);
+    fetch
+}
+
+/// Brings the branch the result names into `tracking`. When the request
+/// moved the branch, its post commit is fetched by id — with git's
+/// protocol v2 that is one request fewer than asking for the branch by
+/// name — and `tracking` set to it; otherwise, or if that fails, the
+/// branch is fetched by name. A failure is a warning: the result stands.
+fn fetch_after(
+    args: &PushReplyArgs,
+    text: &str,
+    branch: &str,
+    tracking: &str,
+    author: &crate::git::commit::Identity,
+) -> Result<(), CliError> {
+    let moved = matches!(
+        status_of(text.as_bytes()).as_deref(),
+        Some("success" | "failed" | "partial")
+    );
+    if let Some(post) = post_of(text.as_bytes()).filter(|_| moved) {
+        let mut fetch = fetch_command(&args.remote);
+        fetch.arg(post.to_string());
+        if run(&mut fetch)?.status.success() {
+            let repo = Repository::discover(std::path::Path::new("."))
+                .map_err(|e| CliError::new(e.to_string()))?
+                .ok_or_else(|| CliError::new("the repository went away"))?;
+            if repo
+                .set_ref(
+                    author,
+                    tracking,
+                    post,
+                    "clada push-reply: the applied request",
+                )
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+    }
+    let mut fetch = fetch_command(&args.remote);
+    fetch.arg(format!("+{branch}:{tracking}"));
+    let fetched = run(&mut fetch)?;
+    if !fetched.status.success() {
+        eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+        eprintln!(
+            "clada: warning: {tracking} was not updated; fetch it: git fetch {} {}",
+            args.remote, args.branch
+        );
+    }
+    Ok(())
+}
+
+/// Fetches the result (and the branch) until it is there or the time is
+/// up; its text.
+fn wait_for_result(
+    fetch: &mut Command,
+    args: &PushReplyArgs,
+    id: &str,
+) -> Result<Vec<u8>, CliError> {
+    let deadline = Instant::now() + args.timeout;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let fetched = run(fetch)?;
+        if fetched.status.success() {
+            break;
+        }
+        if Instant::now() + pause > deadline {
+            eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+            return Err(CliError::new(format!(
+                "no result for the request {id} within {:?}",
+                args.timeout
+            ))
+            .hint(format!(
+                "it stays queued on the server and is answered by the next push there (or git clada hook recover); fetch it later: git fetch {} {}",
+                args.remote,
+                result_ref(id)
+            )));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+    // Opened again: the fetch wrote objects and references behind the
+    // first handle's back.
+    let repo = Repository::discover(std::path::Path::new("."))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| CliError::new("the repository went away"))?;
+    let result = repo
+        .ref_target(&result_ref(id))
+        .map_err(|e| CliError::new(e.to_string()))?
+        .ok_or_else(|| CliError::new(format!("{} was not fetched", result_ref(id))))?;
+    repo.commit_message(result)
+        .map_err(|e| CliError::new(e.to_string()))
+}
+
+/// `git`, with the user's environment: their remotes, credentials and
+/// proxies are what the push needs.
+fn git() -> Command {
+    let mut cmd = Command::new("git");
+    cmd.stdin(std::process::Stdio::null());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> Result<Output, CliError> {
+    cmd.output()
+        .map_err(|e| CliError::new(format!("cannot run git: {e}")))
+}
+
+/// The outcome of a push that failed: the server's words are shown, and a
+/// branch that moved on the server is exit 3, as `apply` says it.
+fn refused(pushed: &Output, branch: &str) -> Outcome {
+    let porcelain = String::from_utf8_lossy(&pushed.stdout);
+    eprint!("{}", String::from_utf8_lossy(&pushed.stderr));
+    let moved = porcelain.lines().any(|l| {
+        l.starts_with('!')
+            && l.contains(&format!(":refs/heads/{branch}\t"))
+            && (l.contains("non-fast-forward")
+                || l.contains("fetch first")
+                || l.contains("stale info"))
+    });
+    if moved {
+        eprintln!(
+            "clada: nothing was sent: {branch} moved on the server since your commit. Fetch, bring your work onto the new tip, and push the reply again"
+        );
+        return Outcome::BranchMoved;
+    }
+    eprintln!("clada: the request was refused (above); nothing was applied");
+    Outcome::Fatal
+}
