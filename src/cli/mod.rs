@@ -8,6 +8,7 @@
 mod allow;
 mod apply;
 mod commands;
+mod completions;
 mod config;
 mod guard;
 mod hook;
@@ -76,6 +77,7 @@ pub enum Command {
     /// --chain or --force. git runs the other subcommands through the
     /// installed shims.
     Hook(hook::HookArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -142,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => log::run_show(args),
         Command::Allow(args) => allow::run_allow(args),
         Command::Hook(args) => hook::run_hook(args),
+        Command::Completions(args) => completions::run_completions(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

@@ -7,6 +7,7 @@
 mod apply;
 mod apply_crash;
 mod common;
+mod completions;
 mod conformance;
 mod help;
 mod history;
