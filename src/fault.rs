@@ -52,7 +52,8 @@ pub fn fails(what: &str, subject: &str) -> bool {
 
 /// Every fault point, in the order an apply reaches them. (post-receive
 /// has one more, `hook-locked`, right after it takes the lock: the
-/// concurrency test pauses there.)
+/// concurrency test pauses there; and the first checkout of the scratch
+/// working tree has `scratch-checked-out`, where the progress test pauses.)
 pub const POINTS: &[&str] = &[
     "locked",
     "pre-committed",
