@@ -45,6 +45,12 @@ pub use input::ReplyInput;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    // Progress is drawn only on a terminal, for work over a second
+    // (checking out the scratch tree, a long RUN), and erased after.
+    /// Show no progress lines on the terminal
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,6 +136,7 @@ impl CliError {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    crate::progress::enable(!cli.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),

@@ -16,6 +16,7 @@ mod history_fixture;
 mod history_model;
 mod hook;
 mod parse;
+mod progress;
 mod pty;
 mod roundtrip;
 mod run;
