@@ -20,3 +20,4 @@ mod progress;
 mod pty;
 mod roundtrip;
 mod run;
+mod try_script;
