@@ -12,6 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 user_path=$PATH
 
 install_root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
+# Absolute, as it is printed for PATH (cargo reads a relative one from here).
+case $install_root in /*) ;; *) install_root=$PWD/$install_root ;; esac
 bin_dir=$install_root/bin
 # man-db looks for pages beside each bin directory on PATH: <prefix>/share/man.
 man_dir=$install_root/share/man/man1
