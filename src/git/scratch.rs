@@ -6,10 +6,11 @@
 //! commands inside it work. The user's working tree is never where a
 //! command runs.
 //!
-//! It is created on first need and kept: its index always holds the tree
-//! recorded in the admin dir's `clada-tree`, and bringing it to another
-//! tree costs a status of it (stat calls, as `git status`) plus the files
-//! that differ — never a fresh checkout. Ignored files (build outputs,
+//! It is created on first need (one checkout of the whole tree, on every
+//! core) and kept: its index always holds the tree recorded in the admin
+//! dir's `clada-tree`, and bringing it to another tree costs a status of
+//! it (stat calls, as `git status`) plus the files that differ — never a
+//! fresh checkout. Ignored files (build outputs,
 //! caches) stay from one apply to the next. Directories listed in
 //! `clada.sharedDirs` are symbolic links to the user's own (ignored)
 //! directories, such as `node_modules`, and are never part of a result.
