@@ -26,7 +26,6 @@ warmup=2
 files=30000
 seed=20240601
 bench_options bench/scratch_checkout.sh 2,16p runs warmup files -- "$@"
-bench_min_runs bench/scratch_checkout.sh
 
 bench_build
 bench_hermetic
