@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # Installs git-clada (binary on PATH, man page where `man` finds it) and runs
 # it on a ready example: a scratch repository and two sample replies.
+#
+# Installs where `cargo install` does by default — $CARGO_INSTALL_ROOT, else
+# $CARGO_HOME, else ~/.cargo — passing that root to cargo explicitly so that
+# the binary and the man page always land under the same prefix. Ends by
+# saying whether `git clada` works in a new shell, and what to add if not.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The PATH of the shell that started the script: what a new shell has too.
+user_path=$PATH
 
-echo "==> installing git-clada with cargo (a few minutes the first time)"
-cargo install --quiet --locked --path "$root"
-bin_dir=${CARGO_HOME:-$HOME/.cargo}/bin
+install_root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
+# Absolute, as it is printed for PATH (cargo reads a relative one from here).
+case $install_root in /*) ;; *) install_root=$PWD/$install_root ;; esac
+bin_dir=$install_root/bin
 # man-db looks for pages beside each bin directory on PATH: <prefix>/share/man.
-install -Dm644 "$root/man/git-clada.1" "$bin_dir/../share/man/man1/git-clada.1"
+man_dir=$install_root/share/man/man1
+
+echo "==> cargo install --locked --root $install_root --path $root"
+echo "    (a few minutes the first time; cargo shows each crate it builds)"
+cargo install --locked --root "$install_root" --path "$root"
+install -Dm644 "$root/man/git-clada.1" "$man_dir/git-clada.1"
+echo "==> installed $bin_dir/git-clada and $man_dir/git-clada.1"
 case ":$PATH:" in *":$bin_dir:"*) ;; *) export PATH="$bin_dir:$PATH" ;; esac
 
 repo=$(mktemp -d "${TMPDIR:-/tmp}/clada-try.XXXXXX")
@@ -46,3 +60,21 @@ git log --oneline --format='%h %s' -1
 
 echo
 echo "Next: 'git clada prompt' prints the guide to give your model; 'git help clada' opens the manual."
+
+# Whether a new shell finds this git-clada (first on its PATH).
+echo
+found=$(PATH=$user_path; hash -r; command -v git-clada || true)
+if [ "$found" = "$bin_dir/git-clada" ]; then
+    echo "==> git clada is ready: $bin_dir is on your PATH."
+else
+    if [ -n "$found" ]; then
+        echo "==> a new shell would run another git-clada, $found, first."
+    else
+        echo "==> git clada is not on your PATH yet: $bin_dir is missing from it."
+    fi
+    echo "    Add this line to your shell's start-up file (~/.bashrc, ~/.zshrc, ~/.profile) and open a new shell:"
+    echo
+    echo "    export PATH=\"$bin_dir:\$PATH\""
+    echo
+    echo "    (fish: fish_add_path $bin_dir)"
+fi

@@ -54,7 +54,8 @@ pub fn fails(what: &str, subject: &str) -> bool {
 /// has three more: `hook-locked`, right after it takes the lock, where the
 /// concurrency test pauses; `hook-noted`, after a request's result note,
 /// and `hook-answered`, after its result reference, where the recovery
-/// tests stop it.)
+/// tests stop it. The first checkout of the scratch working tree has
+/// `scratch-checked-out`, where the progress test pauses.)
 pub const POINTS: &[&str] = &[
     "locked",
     "pre-committed",

@@ -28,6 +28,7 @@ pub mod git;
 pub mod history;
 pub mod hook;
 pub mod plan;
+pub mod progress;
 pub mod quote;
 pub mod report;
 pub mod run;

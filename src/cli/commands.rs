@@ -68,7 +68,9 @@ pub fn terminal_question() -> Ask<'static> {
 pub fn output_lines(stream: bool) -> OnLine<'static> {
     Box::new(move |label: &str, line: &str| {
         if stream {
-            let _ = write_stdout(|out| writeln!(out, "[{label}] {}", visible(line)));
+            crate::progress::above(|| {
+                let _ = write_stdout(|out| writeln!(out, "[{label}] {}", visible(line)));
+            });
         }
     })
 }

@@ -8,6 +8,7 @@
 mod allow;
 mod apply;
 mod commands;
+mod completions;
 mod config;
 mod guard;
 mod hook;
@@ -52,6 +53,12 @@ pub struct Cli {
     pub color: Option<paint::ColorWhen>,
     #[command(subcommand)]
     pub command: Command,
+
+    // Progress is drawn only on a terminal, for work over a second
+    // (checking out the scratch tree, a long RUN), and erased after.
+    /// Show no progress lines on the terminal
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +107,7 @@ pub enum Command {
     Hook(hook::HookArgs),
     // Its help is on its argument struct.
     PushReply(push_reply::PushReplyArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -161,6 +169,7 @@ pub fn main() -> ExitCode {
         _ => cli.color,
     };
     paint::choose(color);
+    crate::progress::enable(!cli.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),
@@ -176,6 +185,7 @@ pub fn main() -> ExitCode {
         Command::Allow(args) => allow::run_allow(args),
         Command::Hook(args) => hook::run_hook(args),
         Command::PushReply(args) => push_reply::run_push_reply(args),
+        Command::Completions(args) => completions::run_completions(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),

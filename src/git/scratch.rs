@@ -6,10 +6,11 @@
 //! commands inside it work. The user's working tree is never where a
 //! command runs.
 //!
-//! It is created on first need and kept: its index always holds the tree
-//! recorded in the admin dir's `clada-tree`, and bringing it to another
-//! tree costs a status of it (stat calls, as `git status`) plus the files
-//! that differ — never a fresh checkout. Ignored files (build outputs,
+//! It is created on first need (one checkout of the whole tree, on every
+//! core) and kept: its index always holds the tree recorded in the admin
+//! dir's `clada-tree`, and bringing it to another tree costs a status of
+//! it (stat calls, as `git status`) plus the files that differ — never a
+//! fresh checkout. Ignored files (build outputs,
 //! caches) stay from one apply to the next. Directories listed in
 //! `clada.sharedDirs` are symbolic links to the user's own (ignored)
 //! directories, such as `node_modules`, and are never part of a result.
@@ -179,6 +180,10 @@ impl Scratch {
             Some(id) => (id, self.index_untouched()),
             None => {
                 let _ = std::fs::remove_file(self.admin.join("index"));
+                if self.holds_nothing() {
+                    self.check_out(tree)?;
+                    return self.record(tree);
+                }
                 (self.repo.empty_tree()?, true)
             }
         };
@@ -197,11 +202,77 @@ impl Scratch {
                 return Err(fail(&format!("{path}: {why}")));
             }
         }
+        self.record(tree)
+    }
+
+    /// Records that the index holds `tree`, stamps the index as clada
+    /// left it, and links the shared directories in.
+    fn record(&self, tree: ObjectId) -> Result<(), GitError> {
+        let fail = |e: &dyn std::fmt::Display| GitError::op("update the scratch working tree", e);
         std::fs::write(self.admin.join(RECORDED), format!("{tree}\n")).map_err(|e| fail(&e))?;
         // No stamp (no index yet) means "do not trust": an empty file.
         let stamped = stamp(&self.admin.join("index")).unwrap_or_default();
         std::fs::write(self.admin.join(STAMP), stamped).map_err(|e| fail(&e))?;
         self.link_shared()
+    }
+
+    /// Whether the directory holds nothing but its `.git` link: a first
+    /// use, which a whole checkout fills fastest.
+    fn holds_nothing(&self) -> bool {
+        std::fs::read_dir(&self.dir)
+            .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")))
+    }
+
+    /// Checks `tree` out into the empty directory and writes the index
+    /// holding it, with gix's checkout on every core (as `git worktree
+    /// add`, where a file-by-file update would cost a rename, a failed
+    /// mkdir and a re-read per file). Files get the blobs' bytes as they
+    /// are, like every update of this tree: no filters, no line-end
+    /// conversion. Shows `files done/total` on a terminal.
+    fn check_out(&self, tree: ObjectId) -> Result<(), GitError> {
+        let fail =
+            |e: &dyn std::fmt::Display| GitError::op("check out the scratch working tree", e);
+        let repo = &self.repo.repo;
+        let mut index = repo.index_from_tree(&tree).map_err(|e| fail(&e))?;
+        let mut options = repo
+            .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
+            .map_err(|e| fail(&e))?;
+        options.filters = gix::filter::plumbing::Pipeline::new(
+            Default::default(),
+            repo.object_hash(),
+            Default::default(),
+        );
+        options.attributes = Default::default();
+        // Only the `.git` link is there, which no tree entry may name.
+        options.destination_is_initially_empty = true;
+        let objects = repo.objects.clone().into_arc().map_err(|e| fail(&e))?;
+        let progress = crate::progress::Counter::start(
+            "Checking out clada's scratch working tree",
+            index.entries().len(),
+        );
+        let files = Count(progress.shared());
+        let bytes = Count(Default::default());
+        let outcome = gix::worktree::state::checkout(
+            &mut index,
+            &self.dir,
+            objects,
+            &files,
+            &bytes,
+            &std::sync::atomic::AtomicBool::new(false),
+            options,
+        )
+        .map_err(|e| fail(&e))?;
+        // Where the progress test holds the finished count on screen.
+        crate::fault::point("scratch-checked-out");
+        drop(progress);
+        if let Some(c) = outcome.collisions.first() {
+            return Err(fail(&format!("{}: {:?}", c.path, c.error_kind)));
+        }
+        if let Some(e) = outcome.errors.first() {
+            return Err(fail(&format!("{}: {}", e.path, e.error)));
+        }
+        index.write(Default::default()).map_err(|e| fail(&e))?;
+        Ok(())
     }
 
     /// Links each shared directory of the user's working tree in, where
@@ -239,6 +310,27 @@ impl Scratch {
             .repo
             .snapshot_with(recorded, self.index_untouched(), &|p| self.is_shared(p))?;
         Ok((state.tree, state.paths))
+    }
+}
+
+/// A count gix's checkout adds to from its threads.
+struct Count(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl gix::Count for Count {
+    fn set(&self, step: usize) {
+        self.0.store(step, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn step(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn inc_by(&self, step: usize) {
+        self.0.fetch_add(step, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn counter(&self) -> gix::progress::StepShared {
+        std::sync::Arc::clone(&self.0)
     }
 }
 

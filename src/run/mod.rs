@@ -237,7 +237,17 @@ impl<'a> Runner<'a> {
             Vec::new()
         };
         let on_line = &mut self.on_line;
+        // Elapsed time on a terminal while it runs (after a second); the
+        // time first, as a long line is cut at the terminal's width.
+        let (label_shown, line_shown) = (label.to_string(), line.to_string());
+        let ticker = crate::progress::Ticker::start(move |t| {
+            format!(
+                "[{label_shown}] running for {}: `{line_shown}`",
+                crate::progress::elapsed(t)
+            )
+        });
         let result = spawn::run(words, cwd, limits, &env, |l| on_line(label, l));
+        drop(ticker);
         outcome.ran += 1;
         let ran = match result {
             Ok(ran) => ran,

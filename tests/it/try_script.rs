@@ -1,0 +1,138 @@
+//! scripts/try.sh, README's first command, with a stand-in for `cargo`
+//! (the real build takes minutes): where it installs the binary and the
+//! man page, that the example runs, and what it says about PATH.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::scratch;
+
+/// Stands in for `cargo install --locked --root ROOT --path DIR`: puts the
+/// test's git-clada in ROOT/bin, as cargo would; refuses any other call.
+const FAKE_CARGO: &str = r#"#!/usr/bin/env bash
+set -eu
+[[ $1 == install && $2 == --locked && $3 == --root && $5 == --path ]] || { echo "fake cargo: unexpected call: $*" >&2; exit 3; }
+mkdir -p "$4/bin"
+cp "$CLADA_TEST_BIN" "$4/bin/git-clada"
+"#;
+
+struct Run {
+    stdout: String,
+    /// The temporary directory everything is under.
+    dir: tempfile::TempDir,
+}
+
+/// The PATH entries that hold no git-clada of their own.
+fn path_without_clada() -> Vec<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.join("git-clada").exists())
+        .collect()
+}
+
+/// Runs try.sh with `vars` (relative values are under the temporary
+/// directory) and, first on PATH, the stand-in cargo and `extra_path`.
+fn run_try(vars: &[(&str, &str)], extra_path: Option<&str>) -> Run {
+    let dir = scratch();
+    let t = dir.path();
+    let fake = t.join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(fake.join("cargo"), FAKE_CARGO).unwrap();
+    std::fs::set_permissions(
+        fake.join("cargo"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.join("tmp")).unwrap();
+    let mut path = vec![fake];
+    path.extend(extra_path.map(|p| t.join(p)));
+    path.extend(path_without_clada());
+    let mut cmd = Command::new("bash");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/try.sh"))
+        .env_clear()
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("HOME", t)
+        .env("TMPDIR", t.join("tmp"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("LC_ALL", "C")
+        .env("CLADA_TEST_BIN", env!("CARGO_BIN_EXE_git-clada"))
+        .current_dir(t);
+    for (name, value) in vars {
+        cmd.env(name, t.join(value));
+    }
+    let out = cmd.output().expect("run try.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "try.sh failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Run { stdout, dir }
+}
+
+fn man_page() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/man/git-clada.1")).unwrap()
+}
+
+fn assert_installed_under(prefix: &Path) {
+    assert!(
+        prefix.join("bin/git-clada").is_file(),
+        "{}",
+        prefix.display()
+    );
+    assert_eq!(
+        std::fs::read(prefix.join("share/man/man1/git-clada.1")).ok(),
+        Some(man_page()),
+        "the man page beside {}",
+        prefix.display()
+    );
+}
+
+#[test]
+fn cargo_install_root_gets_binary_and_man_page_and_the_path_line_is_printed() {
+    let run = run_try(
+        &[("CARGO_INSTALL_ROOT", "root"), ("CARGO_HOME", "cargo-home")],
+        None,
+    );
+    let t = run.dir.path();
+    assert_installed_under(&t.join("root"));
+    assert!(!t.join("cargo-home").exists(), "{}", run.stdout);
+    // The example ran: the reply was applied.
+    assert!(
+        run.stdout.contains("print(greet(\"world\"))"),
+        "{}",
+        run.stdout
+    );
+    let bin = t.join("root/bin");
+    assert!(
+        run.stdout.contains(&format!(
+            "git clada is not on your PATH yet: {} is missing from it.",
+            bin.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("    export PATH=\"{}:$PATH\"\n", bin.display())),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn cargo_home_with_its_bin_on_path_is_ready() {
+    let run = run_try(&[("CARGO_HOME", "cargo-home")], Some("cargo-home/bin"));
+    let t = run.dir.path();
+    assert_installed_under(&t.join("cargo-home"));
+    assert!(
+        run.stdout.contains(&format!(
+            "git clada is ready: {} is on your PATH.",
+            t.join("cargo-home/bin").display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("export PATH"), "{}", run.stdout);
+}
