@@ -338,25 +338,23 @@ impl Repository {
 
     /// The blob at `path` in `tree`, if it is a regular file.
     pub fn file_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
-        let t = self
-            .repo
-            .find_tree(tree)
-            .map_err(|e| GitError::op("read a tree", e))?;
-        let Some(entry) = t
-            .lookup_entry_by_path(path)
-            .map_err(|e| GitError::op("read a tree", e))?
-        else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        self.blob(entry.object_id()).map(Some)
+        self.content_if(tree, path, |mode| mode.is_blob())
     }
 
     /// The content at `path` in `tree`: a file's bytes, or a symbolic
     /// link's target; `None` for anything else or nothing.
     pub fn entry_content(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        self.content_if(tree, path, |mode| mode.is_blob() || mode.is_link())
+    }
+
+    /// The object at `path` in `tree`, if there is one and its mode is one
+    /// `wanted` takes.
+    fn content_if(
+        &self,
+        tree: ObjectId,
+        path: &str,
+        wanted: impl Fn(gix::object::tree::EntryMode) -> bool,
+    ) -> Result<Option<Vec<u8>>, GitError> {
         let t = self
             .repo
             .find_tree(tree)
@@ -367,7 +365,7 @@ impl Repository {
         else {
             return Ok(None);
         };
-        if !(entry.mode().is_blob() || entry.mode().is_link()) {
+        if !wanted(entry.mode()) {
             return Ok(None);
         }
         self.blob(entry.object_id()).map(Some)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{DATE, clada, git, git_command, repo};
+use crate::common::{DATE, clada, clada_std, git, git_command, repo};
 use crate::pty;
 
 /// The escape code that starts every colour the output uses.
@@ -11,17 +11,10 @@ const ESC: &str = "\x1b[";
 
 /// `git-clada ARGS` in `dir` on a terminal with `TERM` and `env`.
 fn on_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> pty::PtyOutput {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"));
+    let mut cmd = clada_std(dir, dir);
     cmd.args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_DATE", DATE)
         .env("GIT_COMMITTER_DATE", DATE)
-        .env("LC_ALL", "C")
         .env("TERM", "xterm-256color");
     for (k, v) in env {
         cmd.env(k, v);

@@ -10,7 +10,12 @@ use assert_cmd::Command;
 /// but `PATH`, no system or global git config, `HOME` in `home`, and `cwd`
 /// as working directory.
 pub fn clada(home: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-clada"));
+    Command::from_std(clada_std(home, cwd))
+}
+
+/// [`clada`] as a plain `std` command (for a pseudo-terminal, say).
+pub fn clada_std(home: &Path, cwd: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-clada"));
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)

@@ -3,9 +3,8 @@
 //! other output; never with `--quiet` or when stderr is not a terminal.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::{DATE, clada, repo, scratch};
+use crate::common::{DATE, clada, clada_std, repo, scratch};
 use crate::pty;
 
 /// The RUN line: output, a pause long enough for several redraws, output.
@@ -36,21 +35,14 @@ fn apply_on_terminal(
     args: &[&str],
     pause: Option<&Path>,
 ) -> pty::PtyOutput {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-clada"));
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("TERM", "xterm")
+    let mut cmd = clada_std(dir, dir);
+    cmd.env("TERM", "xterm")
         // Colour is tests/it/color.rs's subject: here the lines are
         // compared as text.
         .env("NO_COLOR", "1")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("LC_ALL", "C")
         .env("GIT_AUTHOR_DATE", DATE)
         .env("GIT_COMMITTER_DATE", DATE)
         .env("CLADA_PROGRESS_DELAY_MS", "0")
-        .current_dir(dir)
         .arg("apply")
         .arg(reply)
         .args(args);

@@ -408,6 +408,38 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     Ok(outcome)
 }
 
+/// Answers `note` (an error is an answer too) and writes its result note
+/// in the shared results ref: its status and text.
+pub(super) fn answer_and_note(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    note: &Note,
+    pushed: &[(String, ObjectId)],
+    request: Option<&Request>,
+    replies: &Replies<'_>,
+) -> Result<(String, String), CliError> {
+    let result =
+        answer(repo, server, note, pushed, request, replies).unwrap_or_else(|e| ResultNote {
+            status: "error".into(),
+            request: note.blob,
+            request_ref: request.map(|r| request_ref(&r.id)),
+            branch: None,
+            post: None,
+            body: render_error(&e),
+        });
+    let text = result.render();
+    repo.set_note_with(
+        author,
+        &server.results,
+        note.target,
+        text.as_bytes(),
+        "clada: result of a request",
+    )
+    .map_err(git)?;
+    Ok((result.status, text))
+}
+
 /// Answers one request and writes its result note; the status, or `None`
 /// when it was answered before.
 fn respond(
@@ -425,26 +457,10 @@ fn respond(
         println!("clada: the note on {short} was answered before; it is not applied again");
         return Ok(None);
     }
-    let result = answer(repo, server, note, pushed, None, replies).unwrap_or_else(|e| ResultNote {
-        status: "error".into(),
-        request: note.blob,
-        request_ref: None,
-        branch: None,
-        post: None,
-        body: render_error(&e),
-    });
-    let text = result.render();
-    repo.set_note_with(
-        author,
-        &server.results,
-        note.target,
-        text.as_bytes(),
-        "clada: result of a request",
-    )
-    .map_err(git)?;
-    println!("clada: note on {short}: {}", result.status);
+    let (status, text) = answer_and_note(repo, server, author, note, pushed, None, replies)?;
+    println!("clada: note on {short}: {status}");
     print!("{text}");
-    Ok(Some(result.status))
+    Ok(Some(status))
 }
 
 /// An error as the CLI prints it, for a result note.

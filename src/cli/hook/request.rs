@@ -20,7 +20,7 @@ use crate::cli::apply;
 use crate::cli::config::Layers;
 use crate::cli::{CliError, Outcome};
 
-use super::receive::{Replies, Server, answer, git, render_error, short_branch};
+use super::receive::{Replies, Server, answer_and_note, git, short_branch};
 
 /// A request pushed under a reference of its own.
 pub(super) struct Request {
@@ -164,27 +164,7 @@ pub(super) fn answer_request(
         };
         let (status, text) = match earlier {
             Some(found) => found,
-            None => {
-                let result = answer(repo, server, note, pushed, Some(request), replies)
-                    .unwrap_or_else(|e| ResultNote {
-                        status: "error".into(),
-                        request: note.blob,
-                        request_ref: Some(request_ref(&request.id)),
-                        branch: None,
-                        post: None,
-                        body: render_error(&e),
-                    });
-                let text = result.render();
-                repo.set_note_with(
-                    author,
-                    &server.results,
-                    note.target,
-                    text.as_bytes(),
-                    "clada: result of a request",
-                )
-                .map_err(git)?;
-                (result.status, text)
-            }
+            None => answer_and_note(repo, server, author, note, pushed, Some(request), replies)?,
         };
         fault::point("hook-noted");
         answered.push((note.target, status, text));
