@@ -180,8 +180,7 @@ impl Scratch {
             Some(id) => (id, self.index_untouched()),
             None => {
                 let _ = std::fs::remove_file(self.admin.join("index"));
-                if self.holds_nothing() {
-                    self.check_out(tree)?;
+                if self.holds_nothing() && self.check_out(tree)? {
                     return self.record(tree);
                 }
                 (self.repo.empty_tree()?, true)
@@ -229,14 +228,33 @@ impl Scratch {
     /// mkdir and a re-read per file). Files get the blobs' bytes as they
     /// are, like every update of this tree: no filters, no line-end
     /// conversion. Shows `files done/total` on a terminal.
-    fn check_out(&self, tree: ObjectId) -> Result<(), GitError> {
+    ///
+    /// `false` (nothing written) when the tree has a `.gitattributes`:
+    /// gix's checkout reads it and would convert what it names (`eol`,
+    /// `ident`, `working-tree-encoding`), and a RUN would then commit the
+    /// converted bytes. The file-by-file update writes blobs as they are.
+    fn check_out(&self, tree: ObjectId) -> Result<bool, GitError> {
         let fail =
             |e: &dyn std::fmt::Display| GitError::op("check out the scratch working tree", e);
         let repo = &self.repo.repo;
         let mut index = repo.index_from_tree(&tree).map_err(|e| fail(&e))?;
+        let attributes = index.entries().iter().any(|e| {
+            let path: &[u8] = e.path(&index);
+            path == b".gitattributes" || path.ends_with(b"/.gitattributes")
+        });
+        if attributes {
+            return Ok(false);
+        }
         let mut options = repo
             .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
             .map_err(|e| fail(&e))?;
+        // As the file-by-file update writes: modes and links as the tree
+        // has them, whatever core.fileMode, core.symlinks or
+        // core.ignorecase say about the user's own working tree.
+        options.fs.executable_bit = true;
+        options.fs.symlink = true;
+        options.fs.ignore_case = false;
+        options.fs.precompose_unicode = false;
         options.filters = gix::filter::plumbing::Pipeline::new(
             Default::default(),
             repo.object_hash(),
@@ -272,7 +290,7 @@ impl Scratch {
             return Err(fail(&format!("{}: {}", e.path, e.error)));
         }
         index.write(Default::default()).map_err(|e| fail(&e))?;
-        Ok(())
+        Ok(true)
     }
 
     /// Links each shared directory of the user's working tree in, where

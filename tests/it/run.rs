@@ -794,3 +794,55 @@ fn a_process_that_leaves_the_group_does_not_hold_the_apply() {
         stdout(&a)
     );
 }
+
+/// The first use of the scratch tree checks it out whole; what a command
+/// then commits is the blobs it changed, never a conversion of the files
+/// it did not touch: `.gitattributes` (line ends) and `core.fileMode`
+/// (the executable bit) are the user's working tree's, not the scratch's.
+#[test]
+fn the_first_scratch_checkout_writes_blobs_and_modes_as_they_are() {
+    let dir = repo(&[
+        (".gitattributes", "*.txt text eol=crlf\n"),
+        ("a.txt", "one\ntwo\n"),
+        ("b.txt", "untouched\n"),
+    ]);
+    git(dir.path(), &["config", "core.fileMode", "false"]);
+    std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho ran\n").unwrap();
+    git(dir.path(), &["add", "--chmod=+x", "run.sh"]);
+    commit(dir.path(), &["-q", "-m", "script"]);
+    allow(dir.path(), "./run.sh");
+    allow(dir.path(), "cp b.txt c.txt");
+    let before = out(dir.path(), &["rev-parse", "HEAD:a.txt"]);
+    apply(dir.path(), &["-"], &run_block("./run.sh\ncp b.txt c.txt")).success();
+    // The script ran (its mode came from the tree), and nothing but the
+    // new file was committed: a.txt's blob is the same, c.txt has LF.
+    let changed = out(dir.path(), &["diff", "--name-only", "HEAD~1", "HEAD"]);
+    assert_eq!(changed, "c.txt");
+    assert_eq!(out(dir.path(), &["rev-parse", "HEAD:a.txt"]), before);
+    assert_eq!(
+        out(dir.path(), &["cat-file", "-p", "HEAD:c.txt"]),
+        "untouched"
+    );
+    let blob = std::process::Command::new("git")
+        .args(["cat-file", "-p", "HEAD:c.txt"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(blob, b"untouched\n");
+}
+
+/// [`the_first_scratch_checkout_writes_blobs_and_modes_as_they_are`]
+/// without a `.gitattributes`, where the whole tree is checked out at
+/// once: modes as the tree has them, whatever `core.fileMode` says.
+#[test]
+fn the_first_whole_scratch_checkout_keeps_modes_whatever_core_filemode_says() {
+    let dir = repo(&[("b.txt", "untouched\n")]);
+    git(dir.path(), &["config", "core.fileMode", "false"]);
+    std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho ran\n").unwrap();
+    git(dir.path(), &["add", "--chmod=+x", "run.sh"]);
+    commit(dir.path(), &["-q", "-m", "script"]);
+    allow(dir.path(), "./run.sh");
+    let a = apply(dir.path(), &["-"], &run_block("./run.sh")).success();
+    assert!(stdout(&a).contains("[task-1:exec] ran"), "{}", stdout(&a));
+}
