@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::git::Repository;
 use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
-use crate::hook::result::{from_push_output, post_of, status_of};
+use crate::hook::result::{from_push_output, post_of, request_of, request_ref_of, status_of};
 
 use super::config::{Layers, parse_duration};
 use super::{CliError, Outcome, ReplyInput};
@@ -120,7 +120,8 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !known {
         push.arg("--atomic");
     }
-    push.arg(&args.remote)
+    push.arg("--")
+        .arg(&args.remote)
         .arg(format!("{request}:{}", request_ref(&id)));
     if !known {
         push.arg(format!("{tip}:{branch}"));
@@ -132,7 +133,18 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     // The push's output holds the result when the server answered at
     // once; it is fetched only when it does not (or came in pieces). The
     // branch is fetched either way, for the agent to go on from.
-    let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id);
+    // A result is ours only if it names our reply and our reference: an
+    // id is no secret (anyone may list the inbox), so another pusher could
+    // withdraw a waiting request and push one of their own under its id.
+    let reply_blob = repo
+        .blob_id(&input.bytes)
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let ours = |text: &[u8]| {
+        request_of(text) == Some(reply_blob)
+            && request_ref_of(text).as_deref() == Some(request_ref(&id).as_str())
+    };
+    let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id)
+        .filter(|text| ours(text.as_bytes()));
     let fetch_branch = named && !args.no_fetch;
     let text = match shown {
         Some(text) => {
@@ -147,7 +159,15 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             if fetch_branch {
                 fetch.arg(format!("+{branch}:{tracking}"));
             }
-            wait_for_result(&mut fetch, &args, &id)?
+            let text = wait_for_result(&mut fetch, &args, &id)?;
+            if !ours(&text) {
+                return Err(CliError::new(format!(
+                    "{} answers another reply than this one: the request was replaced before the server answered it",
+                    result_ref(&id)
+                ))
+                .hint("send the reply again under a new id (leave out --id)"));
+            }
+            text
         }
     };
     super::write_stdout(|out| out.write_all(&text))?;
@@ -181,7 +201,8 @@ fn fetch_command(remote: &str) -> Command {
         "--no-auto-maintenance",
         "--no-show-forced-updates",
     ]);
-    fetch.arg(remote);
+    // `--`: a remote named like an option is still a remote.
+    fetch.arg("--").arg(remote);
     fetch
 }
 

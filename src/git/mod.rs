@@ -371,6 +371,12 @@ impl Repository {
         self.blob(entry.object_id()).map(Some)
     }
 
+    /// The id `bytes` have as a blob, whether it is written or not.
+    pub fn blob_id(&self, bytes: &[u8]) -> Result<ObjectId, GitError> {
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
+            .map_err(|e| GitError::op("hash a blob", e))
+    }
+
     /// Short form of an id for reports.
     pub fn short(&self, id: ObjectId) -> String {
         id.to_hex_with_len(7).to_string()

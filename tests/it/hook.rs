@@ -1079,6 +1079,21 @@ fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
         format!("{again}:refs/clada/results/mine"),
         "only the server writes it",
     );
+    // The prefixes themselves are the server's: a reference named so
+    // would stop every request or result under it.
+    for name in ["refs/clada/inbox", "refs/clada/results"] {
+        refused(format!("{again}:{name}"), "cannot be a reference");
+    }
+    // An id whose result could not be written beside an answered one's
+    // (a reference cannot also be a directory), either way round.
+    refused(
+        format!("{again}:refs/clada/inbox/by-hand/1/more"),
+        "clashes with the answered request at refs/clada/results/by-hand/1",
+    );
+    refused(
+        format!("{again}:refs/clada/inbox/by-hand"),
+        "clashes with the answered request at refs/clada/results/by-hand/1",
+    );
     // A request holds a note.
     let nothing = ok(&s.client, &["hash-object", "-t", "tree", "-w", "--stdin"]);
     let empty = ok(&s.client, &["commit-tree", "-m", "empty", &nothing]);

@@ -191,6 +191,21 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
                 result_ref(id)
             )));
         }
+        // Its result could not be written beside another's: a reference
+        // cannot also be a directory (results/a and results/a/b). Refused
+        // now, or it would stay in the inbox unanswerable.
+        let taken = id
+            .match_indices('/')
+            .map(|(at, _)| &id[..at])
+            .find(|prefix| matches!(repo.ref_target(&result_ref(prefix)), Ok(Some(_))));
+        let under = repo
+            .refs_under(&format!("{}/", result_ref(id)))
+            .map_err(git)?;
+        if let Some(name) = taken.map(result_ref).or(under.into_iter().next()) {
+            return Ok(Some(format!(
+                "the request id {id} clashes with the answered request at {name}; push it under an id that is neither a prefix of another nor has one"
+            )));
+        }
     }
     Ok(None)
 }
@@ -198,6 +213,19 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
 pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
+    // A reference named as a prefix itself (refs/clada/inbox) would stop
+    // every request or result under it from being written.
+    let prefix = |p: &str| p.strip_suffix('/').unwrap_or(p).to_string();
+    if let Some(u) = updates
+        .iter()
+        .find(|u| u.name == prefix(requests::REQUESTS) || u.name == prefix(requests::RESULTS))
+    {
+        eprintln!(
+            "clada: push rejected: {} cannot be a reference: requests and results are references under it",
+            u.name
+        );
+        return Ok(Outcome::Failed);
+    }
     if let Some(u) = updates
         .iter()
         .find(|u| u.name == server.results || requests::result_id(&u.name).is_some())
@@ -286,6 +314,9 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
     Ok(Outcome::Success)
 }
 
+/// How many bytes of replies post-receive reads before it takes the lock.
+const PRE_READ_BUDGET: usize = 64 << 20;
+
 /// The requests' replies, read and parsed before the lock is taken, by
 /// note.
 #[derive(Default)]
@@ -351,9 +382,18 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         .chain(ours.iter().flat_map(|r| &r.notes))
         .copied()
         .collect();
+    // Up to a budget: a push of many large notes is read under the lock
+    // instead, one at a time, rather than all at once here.
+    let mut budget = PRE_READ_BUDGET;
     let inputs: Vec<(Note, ReplyInput)> = all
         .iter()
-        .filter_map(|n| Some((*n, read_reply(repo, n).ok()?)))
+        .map_while(|n| {
+            let input = read_reply(repo, n).ok();
+            let size = input.as_ref().map_or(0, |i| i.bytes.len());
+            budget = budget.checked_sub(size)?;
+            Some(input.map(|i| (*n, i)))
+        })
+        .flatten()
         .collect();
     let replies = Replies(
         inputs
@@ -378,8 +418,12 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
             outcome = Outcome::Failed;
         }
     };
-    // The oldest first: requests left by a stopped hook.
-    recover(repo, &server, &author, orphans)?;
+    // The oldest first: requests left by a stopped hook. One request's
+    // trouble is its own: the others are still answered.
+    if let Err(e) = recover(repo, &server, &author, orphans) {
+        eprintln!("clada: recovering waiting requests: error: {}", e.message);
+        tally(Some("error".into()));
+    }
     for note in &notes {
         // One request's trouble is its own: the others are still answered.
         match respond(repo, &server, &author, note, &pushed, &replies) {
@@ -395,8 +439,12 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         }
     }
     for request in &ours {
-        for status in answer_request(repo, &server, &author, request, &pushed, false, &replies)? {
-            tally(Some(status));
+        match answer_request(repo, &server, &author, request, &pushed, false, &replies) {
+            Ok(statuses) => statuses.into_iter().for_each(|s| tally(Some(s))),
+            Err(e) => {
+                eprintln!("clada: request {}: error: {}", request.id, e.message);
+                tally(Some("error".into()));
+            }
         }
     }
     if !notes.is_empty() {

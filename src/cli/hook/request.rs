@@ -100,7 +100,8 @@ pub(super) fn recover(
         // The claim keeps a second recovering hook away (it would wait for
         // the lock, then find the result anyway).
         let _claim = Claim::take(dir.join(claim_file(&request.id)));
-        answer_request(
+        // One request's trouble is its own: the others are still answered.
+        if let Err(e) = answer_request(
             repo,
             server,
             author,
@@ -108,7 +109,9 @@ pub(super) fn recover(
             &[],
             true,
             &Replies::default(),
-        )?;
+        ) {
+            eprintln!("clada: request {}: error: {}", request.id, e.message);
+        }
     }
     Ok(())
 }
