@@ -11,6 +11,9 @@
 use std::fmt::Write as _;
 
 use crate::git::tree::Changed;
+
+/// git's mode of a symbolic link.
+const LINK: &str = "120000";
 use crate::git::{ObjectId, Repository};
 
 use super::Error;
@@ -61,7 +64,11 @@ pub(super) fn unified_diff(
                 let (a, b) = (gone.path.as_str(), new.path.as_str());
                 let _ = write!(
                     out,
-                    "diff --git a/{a} b/{b}\nsimilarity index 100%\nrename from {a}\nrename to {b}\n"
+                    "diff --git {} {}\nsimilarity index 100%\nrename from {}\nrename to {}\n",
+                    name("a/", a),
+                    name("b/", b),
+                    name("", a),
+                    name("", b)
                 );
             }
             Entry::Change(c) => change(repo, from, to, c, &mut out)?,
@@ -84,11 +91,30 @@ fn change(
     out: &mut String,
 ) -> Result<(), Error> {
     let path = c.path.as_str();
+    // A file that became a symbolic link (or the other way) is two
+    // sections, as git writes it: `git apply` refuses a mode change
+    // between types.
+    if let (Some(was), Some(is)) = c.modes()
+        && (was == LINK) != (is == LINK)
+    {
+        let gone = Changed {
+            path: c.path.clone(),
+            before: c.before,
+            after: None,
+        };
+        let came = Changed {
+            path: c.path.clone(),
+            before: None,
+            after: c.after,
+        };
+        change(repo, from, to, &gone, out)?;
+        return change(repo, from, to, &came, out);
+    }
     let short = |side: Option<(ObjectId, _)>| {
         side.map_or_else(|| "0000000".to_string(), |(id, _)| repo.short(id))
     };
     let (old_mode, new_mode) = c.modes();
-    let _ = writeln!(out, "diff --git a/{path} b/{path}");
+    let _ = writeln!(out, "diff --git {} {}", name("a/", path), name("b/", path));
     let index = format!("index {}..{}", short(c.before), short(c.after));
     match (old_mode, new_mode) {
         (None, Some(mode)) => {
@@ -114,17 +140,22 @@ fn change(
     let old = read(repo, from, path, c.before.is_some())?;
     let new = read(repo, to, path, c.after.is_some())?;
     let (Ok(a), Ok(b)) = (std::str::from_utf8(&old), std::str::from_utf8(&new)) else {
-        let _ = writeln!(out, "Binary files a/{path} and b/{path} differ");
+        let _ = writeln!(
+            out,
+            "Binary files {} and {} differ",
+            name("a/", path),
+            name("b/", path)
+        );
         return Ok(());
     };
     let (a_name, b_name) = (
         if c.before.is_some() {
-            format!("a/{path}")
+            name("a/", path)
         } else {
             "/dev/null".to_string()
         },
         if c.after.is_some() {
-            format!("b/{path}")
+            name("b/", path)
         } else {
             "/dev/null".to_string()
         },
@@ -143,6 +174,17 @@ fn change(
         let _ = write!(out, "{hunk}");
     }
     Ok(())
+}
+
+/// `prefix` and `path` as a patch header names them: quoted as git quotes
+/// a name holding a control character, `"` or `\` (a line end in a name
+/// would otherwise end the header and start patch lines of its own).
+fn name(prefix: &str, path: &str) -> String {
+    let whole = format!("{prefix}{path}");
+    match crate::quote::shown(&whole) {
+        std::borrow::Cow::Borrowed(_) => whole,
+        std::borrow::Cow::Owned(quoted) => quoted,
+    }
 }
 
 /// The content at `path` in `tree` (a symbolic link's target), or nothing

@@ -474,6 +474,7 @@ pub fn apply(
         );
         if settings.dry_run {
             o.diff = Some(String::new());
+            o.your_work = snapshot.paths.iter().map(|(p, _)| p.clone()).collect();
         }
         o
     } else if settings.dry_run {

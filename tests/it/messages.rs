@@ -257,6 +257,10 @@ fn a_dry_run_is_a_patch_git_apply_takes_and_names_your_work_apart() {
     let v = json(&apply(d, &["--dry-run", "--format", "json", "-"], reply).success());
     assert_eq!(v["your_work"], json!(["a.txt", "u.txt"]));
     check(v["diff"].as_str().unwrap());
+    // A dry run that changes nothing still names your work.
+    let idle = r#"[{"op": "search", "path": "a.txt", "search": "one", "replace": "one"}]"#;
+    let v = json(&apply(d, &["--dry-run", "--format", "json", "-"], idle));
+    assert_eq!(v["your_work"], json!(["a.txt", "u.txt"]), "{v}");
 }
 
 /// The summary counts a TASKS block as one task and says what its SKIP
@@ -338,6 +342,47 @@ fn a_dry_runs_mode_change_is_a_patch_git_apply_takes() {
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         text.contains("diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n"),
+        "{text}"
+    );
+    git_apply_check(d, &text);
+}
+
+/// A file that a command turns into a symbolic link is a deletion and a
+/// creation in the patch, as git writes it (`git apply` refuses a mode
+/// change between a file and a link).
+#[test]
+fn a_dry_runs_file_turned_link_is_a_patch_git_apply_takes() {
+    let dir = repo(&[("a.txt", "one\n"), ("target", "two\n")]);
+    let d = dir.path();
+    clada(d, d)
+        .args(["allow", "ln -sf target a.txt"])
+        .assert()
+        .success();
+    crate::common::git(d, &["add", "-A"]);
+    crate::common::commit(d, &["-q", "-m", "allow"]);
+    let out = apply(
+        d,
+        &["--dry-run", "-"],
+        "<---RUN--->\nln -sf target a.txt\n<---END--->\n",
+    )
+    .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("deleted file mode 100644"), "{text}");
+    assert!(text.contains("new file mode 120000"), "{text}");
+    git_apply_check(d, &text);
+}
+
+/// A name git quotes in a patch (here a `"`) is quoted in the dry run's
+/// headers too, so that `git apply` reads the name it means.
+#[test]
+fn a_dry_runs_quoted_names_are_a_patch_git_apply_takes() {
+    let dir = repo(&[("a.txt", "one\n")]);
+    let d = dir.path();
+    let reply = r#"[{"op": "write", "path": "say \"hi\".txt", "content": "hi\n"}]"#;
+    let out = apply(d, &["--dry-run", "-"], reply).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(r#"diff --git "a/say \"hi\".txt" "b/say \"hi\".txt""#),
         "{text}"
     );
     git_apply_check(d, &text);
