@@ -321,30 +321,30 @@ fn git_apply_check(dir: &std::path::Path, patch: &str) {
     );
 }
 
+/// The text report of a dry run of `command` (approved and committed
+/// first) in a repository of `files`, checked with `git apply --check`.
+fn dry_run_of_command(files: &[(&str, &str)], command: &str) -> String {
+    let dir = repo(files);
+    let d = dir.path();
+    clada(d, d).args(["allow", command]).assert().success();
+    crate::common::git(d, &["add", "-A"]);
+    crate::common::commit(d, &["-q", "-m", "allow"]);
+    let run = format!("<---RUN--->\n{command}\n<---END--->\n");
+    let out = apply(d, &["--dry-run", "-"], &run).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    git_apply_check(d, &text);
+    text
+}
+
 /// A command that only changes a file's mode gives `old mode`/`new mode`
 /// in a dry run's patch, which `git apply` takes.
 #[test]
 fn a_dry_runs_mode_change_is_a_patch_git_apply_takes() {
-    let dir = repo(&[("s.sh", "#!/bin/sh\n")]);
-    let d = dir.path();
-    clada(d, d)
-        .args(["allow", "chmod +x s.sh"])
-        .assert()
-        .success();
-    crate::common::git(d, &["add", "-A"]);
-    crate::common::commit(d, &["-q", "-m", "allow"]);
-    let out = apply(
-        d,
-        &["--dry-run", "-"],
-        "<---RUN--->\nchmod +x s.sh\n<---END--->\n",
-    )
-    .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let text = dry_run_of_command(&[("s.sh", "#!/bin/sh\n")], "chmod +x s.sh");
     assert!(
         text.contains("diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n"),
         "{text}"
     );
-    git_apply_check(d, &text);
 }
 
 /// A file that a command turns into a symbolic link is a deletion and a
@@ -352,24 +352,10 @@ fn a_dry_runs_mode_change_is_a_patch_git_apply_takes() {
 /// change between a file and a link).
 #[test]
 fn a_dry_runs_file_turned_link_is_a_patch_git_apply_takes() {
-    let dir = repo(&[("a.txt", "one\n"), ("target", "two\n")]);
-    let d = dir.path();
-    clada(d, d)
-        .args(["allow", "ln -sf target a.txt"])
-        .assert()
-        .success();
-    crate::common::git(d, &["add", "-A"]);
-    crate::common::commit(d, &["-q", "-m", "allow"]);
-    let out = apply(
-        d,
-        &["--dry-run", "-"],
-        "<---RUN--->\nln -sf target a.txt\n<---END--->\n",
-    )
-    .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let files = [("a.txt", "one\n"), ("target", "two\n")];
+    let text = dry_run_of_command(&files, "ln -sf target a.txt");
     assert!(text.contains("deleted file mode 100644"), "{text}");
     assert!(text.contains("new file mode 120000"), "{text}");
-    git_apply_check(d, &text);
 }
 
 /// A name git quotes in a patch (here a `"`) is quoted in the dry run's
