@@ -23,8 +23,6 @@
 //! `plan::Locate::Unique` finds it, or, with an empty SEARCH, a WRITE that
 //! creates the file or appends to it.
 
-use std::borrow::Cow;
-
 use crate::csl::{DiagnosticKind, OpKind, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
@@ -147,15 +145,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
     if !matches!(state, State::Outside) {
         r.unterminated(last, &state, None);
     }
-    Parsed {
-        syntax: Syntax::Aider,
-        source: Cow::Borrowed(text),
-        drafts: r.drafts,
-        diagnostics: r.diagnostics,
-        dropped: Vec::new(),
-        csl: None,
-        explanations: Vec::new(),
-    }
+    Parsed::read(Syntax::Aider, text, r.drafts, r.diagnostics)
 }
 
 impl<'t> Reader<'t> {

@@ -174,15 +174,12 @@ pub fn parse(text: &str) -> Parsed<'_> {
     };
     let drafts = reader.document();
     let fatal = reader.fatal;
-    Parsed {
-        syntax: Syntax::Cml,
-        source: Cow::Borrowed(text),
-        drafts: if fatal { Vec::new() } else { drafts },
-        diagnostics: reader.diagnostics,
-        dropped: Vec::new(),
-        csl: None,
-        explanations: Vec::new(),
-    }
+    Parsed::read(
+        Syntax::Cml,
+        text,
+        if fatal { Vec::new() } else { drafts },
+        reader.diagnostics,
+    )
 }
 
 /// Line numbers for offsets, counted from the last offset asked for:

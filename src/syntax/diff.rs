@@ -9,7 +9,6 @@
 //! it, as one atomic block). Hunk sizes are recounted from the lines: the
 //! counts in the header are never trusted, as models get them wrong.
 
-use std::borrow::Cow;
 use std::iter::Peekable;
 
 use crate::csl::{DiagnosticKind, OpKind, TaskId};
@@ -104,15 +103,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         r.finish(section.take());
     }
     r.finish(section.take());
-    Parsed {
-        syntax: Syntax::Diff,
-        source: Cow::Borrowed(text),
-        drafts: r.drafts,
-        diagnostics: r.diagnostics,
-        dropped: Vec::new(),
-        csl: None,
-        explanations: Vec::new(),
-    }
+    Parsed::read(Syntax::Diff, text, r.drafts, r.diagnostics)
 }
 
 /// git's extended header lines between `diff --git` and `---`.

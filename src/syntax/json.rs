@@ -72,15 +72,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         }
         Some((doc, _)) => reader.document(doc),
     };
-    Parsed {
-        syntax: Syntax::Json,
-        source: Cow::Borrowed(text),
-        drafts,
-        diagnostics: reader.diagnostics,
-        dropped: Vec::new(),
-        csl: None,
-        explanations: Vec::new(),
-    }
+    Parsed::read(Syntax::Json, text, drafts, reader.diagnostics)
 }
 
 struct Reader<'t> {

@@ -174,6 +174,28 @@ fn task_name<S: serde::Serializer>(task: &TaskId, s: S) -> Result<S::Ok, S::Erro
     s.collect_str(task)
 }
 
+impl<'a> Parsed<'a> {
+    /// What a front end other than CSL's read from `text`: its drafts and
+    /// diagnostics, nothing dropped and no explanations (a front end that
+    /// has them sets them).
+    pub fn read(
+        syntax: Syntax,
+        text: &'a str,
+        drafts: Vec<Draft<'a>>,
+        diagnostics: Vec<Diagnostic>,
+    ) -> Parsed<'a> {
+        Parsed {
+            syntax,
+            source: Cow::Borrowed(text),
+            drafts,
+            diagnostics,
+            dropped: Vec::new(),
+            csl: None,
+            explanations: Vec::new(),
+        }
+    }
+}
+
 impl Parsed<'_> {
     pub fn has_fatal(&self) -> bool {
         self.diagnostics

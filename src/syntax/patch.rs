@@ -25,8 +25,6 @@
 //! prose (fenced or not, a heredoc around them, several in one reply); the
 //! markers may be padded with whitespace, as Codex allows.
 
-use std::borrow::Cow;
-
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
@@ -211,13 +209,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
     }
     reader.finish_reply();
     Parsed {
-        syntax: Syntax::Patch,
-        source: Cow::Borrowed(text),
-        drafts: reader.drafts,
-        diagnostics: reader.diagnostics,
         dropped: reader.dropped,
-        csl: None,
-        explanations: Vec::new(),
+        ..Parsed::read(Syntax::Patch, text, reader.drafts, reader.diagnostics)
     }
 }
 

@@ -165,13 +165,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
     }
     reader.finish(last);
     Parsed {
-        syntax: Syntax::Replacer,
-        source: Cow::Borrowed(text),
-        drafts: reader.drafts,
-        diagnostics: reader.diagnostics,
-        dropped: Vec::new(),
-        csl: None,
         explanations: reader.explanations,
+        ..Parsed::read(Syntax::Replacer, text, reader.drafts, reader.diagnostics)
     }
 }
 

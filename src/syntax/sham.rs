@@ -109,13 +109,8 @@ pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
     };
     reader.run();
     Parsed {
-        syntax: Syntax::Sham,
-        source: Cow::Borrowed(text),
-        drafts: reader.drafts,
-        diagnostics: reader.diagnostics,
         dropped: reader.dropped,
-        csl: None,
-        explanations: Vec::new(),
+        ..Parsed::read(Syntax::Sham, text, reader.drafts, reader.diagnostics)
     }
 }
 

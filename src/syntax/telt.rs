@@ -155,13 +155,8 @@ pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
     };
     reader.run();
     Parsed {
-        syntax: Syntax::Telt,
-        source: Cow::Borrowed(text),
-        drafts: reader.drafts,
-        diagnostics: reader.diagnostics,
         dropped: reader.dropped,
-        csl: None,
-        explanations: Vec::new(),
+        ..Parsed::read(Syntax::Telt, text, reader.drafts, reader.diagnostics)
     }
 }
 
