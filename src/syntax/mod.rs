@@ -425,6 +425,27 @@ impl serde::Serialize for Parsed<'_> {
     }
 }
 
+/// For the front ends' tests: parses every prefix of `text` (at character
+/// boundaries) with `parse`, and checks that nothing panics, that tasks
+/// are numbered 1..=n in order, and that every draft has an action or a
+/// reason it has none; `also` checks more of each prefix's result (the
+/// prefix's length given).
+#[cfg(test)]
+pub(crate) fn every_prefix_parses(
+    text: &str,
+    parse: fn(&str) -> Parsed<'_>,
+    also: impl Fn(&Parsed<'_>, usize),
+) {
+    for end in (0..=text.len()).filter(|&n| text.is_char_boundary(n)) {
+        let parsed = parse(&text[..end]);
+        for (i, d) in parsed.drafts.iter().enumerate() {
+            assert_eq!(d.task.top as usize, i + 1);
+            assert!(d.action.is_some() || !d.invalid.is_empty(), "{d:?}");
+        }
+        also(&parsed, end);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

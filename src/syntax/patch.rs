@@ -1089,15 +1089,10 @@ mod tests {
     #[test]
     fn no_input_panics_or_loses_a_section_number() {
         let text = "x\n*** Begin Patch\n*** Add File: `a`\n+x\n\n+é\n*** Update File: b\n*** Move to: c\n@@ d\n x\n-\r\n+\n\n*** End of File\n@@\n*** Move to: q\n *** End Patch\n*** Delete File: e\nz\n*** Oops: f\n*** End Patch\n*** Update File: g\n*** Begin Patch\n*** Update File: h\n@@";
-        for end in (0..=text.len()).filter(|&n| text.is_char_boundary(n)) {
-            let parsed = parse(&text[..end]);
-            for (i, d) in parsed.drafts.iter().enumerate() {
-                assert_eq!(d.task.top as usize, i + 1);
-                assert!(d.action.is_some() || !d.invalid.is_empty(), "{d:?}");
-            }
+        crate::syntax::every_prefix_parses(text, parse, |parsed, end| {
             for d in &parsed.diagnostics {
                 assert!(d.span.end <= end && d.span.start <= d.span.end);
             }
-        }
+        });
     }
 }
