@@ -812,6 +812,12 @@ fn detected(dir: &Path, reply: &str) -> String {
 #[test]
 fn every_syntax_applies_through_apply_undo_and_both_hooks() {
     for (syntax, reply) in EVERY_SYNTAX {
+        // What every syntax's reply does: a.txt edited, b.txt written.
+        let edited = |d: &Path| {
+            let read = |name: &str| std::fs::read_to_string(d.join(name)).unwrap();
+            assert_eq!(read("a.txt"), "hello\n", "{syntax}");
+            assert_eq!(read("b.txt"), "new\n", "{syntax}");
+        };
         // apply, then undo.
         let dir = client_repo();
         let d = dir.path();
@@ -826,16 +832,7 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
             "{syntax}: {}",
             text(&applied.stdout)
         );
-        assert_eq!(
-            std::fs::read_to_string(d.join("a.txt")).unwrap(),
-            "hello\n",
-            "{syntax}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(d.join("b.txt")).unwrap(),
-            "new\n",
-            "{syntax}"
-        );
+        edited(d);
         clada(d, d).arg("undo").assert().success();
         assert_eq!(
             std::fs::read_to_string(d.join("a.txt")).unwrap(),
@@ -853,16 +850,7 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
         }
         let out = commit_with_message(d, reply);
         assert!(out.status.success(), "{syntax}: {}", text(&out.stderr));
-        assert_eq!(
-            std::fs::read_to_string(d.join("a.txt")).unwrap(),
-            "hello\n",
-            "{syntax}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(d.join("b.txt")).unwrap(),
-            "new\n",
-            "{syntax}"
-        );
+        edited(d);
 
         // The server hooks apply it pushed as a note.
         let s = setup();
