@@ -23,10 +23,11 @@ pub struct Ahead<'t> {
     /// hash only make [`Ahead::may_come`] say "maybe", which costs a scan,
     /// and nobody can choose keys that collide.
     hasher: foldhash::fast::RandomState,
-    /// The start of the last line with each key (by its hash).
+    /// The start of the last line with each key (by its hash), for an
+    /// index made by [`Ahead::new`].
     last: HashMap<u64, usize>,
-    /// The start and number of every line with each key, in order: only
-    /// for an index made by [`Ahead::with_every`].
+    /// The start and number of every line with each key, in order, for an
+    /// index made by [`Ahead::with_every`] (its last is the last line).
     every: HashMap<u64, Vec<(usize, u32)>>,
     /// The start and number of each stopping line, in order.
     stops: Vec<(usize, u32)>,
@@ -76,13 +77,14 @@ impl<'t> Ahead<'t> {
         for line in lines {
             if let Some(k) = key(line.text) {
                 let hash = ahead.hasher.hash_one(k);
-                ahead.last.insert(hash, line.start);
                 if every {
                     ahead
                         .every
                         .entry(hash)
                         .or_default()
                         .push((line.start, line.no));
+                } else {
+                    ahead.last.insert(hash, line.start);
                 }
             }
             if stop(line.text) {
@@ -95,9 +97,12 @@ impl<'t> Ahead<'t> {
     /// Whether a line with `key` may start at or after byte `pos`; `false`
     /// means certainly none does.
     pub fn may_come(&self, key: &str, pos: usize) -> bool {
-        self.last
-            .get(&self.hasher.hash_one(key))
-            .is_some_and(|&last| last >= pos)
+        let hash = self.hasher.hash_one(key);
+        let last = match self.every.get(&hash) {
+            Some(lines) => lines.last().map(|&(start, _)| start),
+            None => self.last.get(&hash).copied(),
+        };
+        last.is_some_and(|last| last >= pos)
     }
 
     /// The first line with `key` that starts at or after byte `pos`, if the
