@@ -8,6 +8,7 @@
 //! notes, JSON, a pipe) [`Palette::PLAIN`], whose styles are empty, so
 //! that no escape code can reach a file or a commit.
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use anstyle::{AnsiColor, Style};
@@ -75,9 +76,10 @@ impl Palette {
     };
 
     /// Each line of a unified diff in its colour, as `git diff` shows it.
-    pub fn diff(&self, diff: &str) -> String {
+    /// Without colour, the diff itself (a dry run's can be large).
+    pub fn diff<'d>(&self, diff: &'d str) -> Cow<'d, str> {
         if *self == Palette::PLAIN {
-            return diff.to_string();
+            return Cow::Borrowed(diff);
         }
         let mut out = String::with_capacity(diff.len() + diff.len() / 8);
         // File headers come before the first hunk of each file; inside a
@@ -110,7 +112,7 @@ impl Palette {
                 out.push('\n');
             }
         }
-        out
+        Cow::Owned(out)
     }
 }
 
