@@ -12,7 +12,6 @@ backslashes, non-ASCII text and a few CRLF blocks. Nothing in it is an error.
 """
 
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,16 +44,9 @@ def block(rng, n, with_path):
 
 
 def main():
-    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    rng = random.Random(seed)
-    parts, total, n = [], 0, 0
-    while total < size:
-        n += 1
-        text = prose(rng) + "\n\n" + block(rng, n, n == 1 or rng.random() < 0.7) + "\n"
-        parts.append(text)
-        total += len(text.encode())
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts))
+    textgen.write_reply(
+        lambda rng, n: prose(rng) + "\n\n" + block(rng, n, n == 1 or rng.random() < 0.7) + "\n"
+    )
 
 
 if __name__ == "__main__":

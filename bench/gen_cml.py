@@ -24,8 +24,11 @@ Nothing in it is an error (no fatal or invalid diagnostic), so the
 benchmark measures the success path.
 """
 
-import random
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textgen  # noqa: E402
 
 WORDS = (
     "the parser reads each element once and copies its text into the plan "
@@ -126,17 +129,7 @@ def block(r):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    size, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    r = random.Random(seed)
-    parts, total = [], 0
-    while total < size:
-        part = prose(r) + block(r)
-        parts.append(part)
-        total += len(part.encode())
-    with open(out, "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts))
+    textgen.write_reply(lambda r, _: prose(r) + block(r), usage=__doc__)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ non-ASCII text and a few CRLF files. Nothing in it is an error.
 """
 
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -61,21 +60,18 @@ def file_section(rng, n):
 
 
 def main():
-    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    rng = random.Random(seed)
-    parts, total, n = [], 0, 0
-    while total < size:
+    sections = [0]  # numbered across the pieces: a piece holds 1 to 4
+
+    def piece(rng, _):
         text = prose(rng) + "\n\n```diff\n"
         for _ in range(rng.randint(1, 4)):
-            n += 1
-            lines = file_section(rng, n)
+            sections[0] += 1
+            lines = file_section(rng, sections[0])
             ending = "\r\n" if rng.random() < 0.03 else "\n"
             text += ending.join(lines) + ending
-        text += "```\n\n"
-        parts.append(text)
-        total += len(text.encode())
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts))
+        return text + "```\n\n"
+
+    textgen.write_reply(piece)
 
 
 if __name__ == "__main__":

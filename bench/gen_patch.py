@@ -17,7 +17,6 @@ fatal diagnostic.
 """
 
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,16 +79,7 @@ def patch(rng, n):
 
 
 def main():
-    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    rng = random.Random(seed)
-    parts, total, n = [], 0, 0
-    while total < size:
-        n += 1
-        text = prose(rng) + "\n\n" + patch(rng, n) + "\n"
-        parts.append(text)
-        total += len(text.encode())
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts))
+    textgen.write_reply(lambda rng, n: prose(rng) + "\n\n" + patch(rng, n) + "\n")
 
 
 if __name__ == "__main__":

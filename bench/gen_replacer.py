@@ -14,10 +14,10 @@ that it parses without a fatal diagnostic.
 """
 
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textgen  # noqa: E402
 from textgen import code, prose  # noqa: E402
 
 
@@ -38,23 +38,18 @@ def block(rng, n):
     return ending.join(out) + ending
 
 
+def piece(rng, n):
+    text = prose(rng) + "\n\n"
+    if rng.random() < 0.2:
+        text += "```\n"
+    text += block(rng, n)
+    if text.startswith("```") or "```\n" in text[:200]:
+        text += "```\n"
+    return text + "\n"
+
+
 def main():
-    size, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    rng = random.Random(seed)
-    parts, total, n = [], 0, 0
-    while total < size:
-        n += 1
-        text = prose(rng) + "\n\n"
-        if rng.random() < 0.2:
-            text += "```\n"
-        text += block(rng, n)
-        if text.startswith("```") or "```\n" in text[:200]:
-            text += "```\n"
-        text += "\n"
-        parts.append(text)
-        total += len(text.encode())
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write("".join(parts))
+    textgen.write_reply(piece)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ escapes, and content of short, medium and very long lines (minified code,
 base64-like blobs). Nothing in it is an error: it parses with no diagnostic.
 """
 
-import random
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textgen  # noqa: E402
 
 WORDS = ("the parser reads each line once this change moves the loader into "
          "its own module and keeps every test green while the cache is warm").split()
@@ -84,16 +87,8 @@ def block(r, n):
 
 
 def main():
-    size, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    r = random.Random(seed)
-    parts, total, n = [], 0, 0
-    while total < size:
-        piece = prose(r) + "\n" + block(r, n) + "\n"
-        parts.append(piece)
-        total += len(piece.encode())
-        n += 1
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
-        f.write("".join(parts))
+    # Blocks are numbered from 0 here.
+    textgen.write_reply(lambda r, n: prose(r) + "\n" + block(r, n - 1) + "\n")
 
 
 if __name__ == "__main__":

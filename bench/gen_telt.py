@@ -15,8 +15,11 @@ text, which is content). Nothing in it is an error: it parses with no
 diagnostic.
 """
 
-import random
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textgen  # noqa: E402
 
 WORDS = ("the parser reads each line once this change moves the loader into "
          "its own module and keeps every test green while the cache is warm").split()
@@ -92,15 +95,7 @@ def block(r):
 
 
 def main():
-    size, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    r = random.Random(seed)
-    parts, total = [], 0
-    while total < size:
-        piece = prose(r) + "\n" + block(r) + "\n"
-        parts.append(piece)
-        total += len(piece.encode())
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
-        f.write("".join(parts))
+    textgen.write_reply(lambda r, _: prose(r) + "\n" + block(r) + "\n")
 
 
 if __name__ == "__main__":
