@@ -327,6 +327,36 @@ impl Repository {
         Ok(commit.message_raw_sloppy().to_vec())
     }
 
+    /// A commit object as it is stored: its headers and message.
+    pub fn raw_commit(&self, commit: ObjectId) -> Result<Vec<u8>, GitError> {
+        let commit = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| GitError::op("read a commit", e))?;
+        Ok(commit.data.clone())
+    }
+
+    /// The tree and parents of a commit object given as bytes (as
+    /// [`Repository::raw_commit`] gives them), if they are one.
+    pub fn parse_commit(&self, raw: &[u8]) -> Option<(ObjectId, Vec<ObjectId>)> {
+        let commit = gix::objs::CommitRef::from_bytes(raw, self.repo.object_hash()).ok()?;
+        Some((commit.tree(), commit.parents().collect()))
+    }
+
+    /// Writes a commit object given as bytes; its id.
+    pub fn write_raw_commit(&self, raw: &[u8]) -> Result<ObjectId, GitError> {
+        use gix::objs::Write as _;
+        self.repo
+            .objects
+            .write_buf(gix::objs::Kind::Commit, raw)
+            .map_err(|e| GitError::op("write a commit", e))
+    }
+
+    /// The id git gives a commit object of these bytes.
+    pub fn commit_id(&self, raw: &[u8]) -> Option<ObjectId> {
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Commit, raw).ok()
+    }
+
     /// The content of a blob.
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, GitError> {
         let blob = self
@@ -391,5 +421,31 @@ impl Repository {
     /// the object database (for `--dry-run`).
     pub fn keep_objects_in_memory(&mut self) {
         self.repo = self.repo.clone().with_object_memory();
+    }
+
+    /// This repository again, keeping every object written through it in
+    /// memory until [`Repository::write_kept_objects`].
+    pub fn in_memory(&self) -> Repository {
+        Repository::new(self.repo.clone().with_object_memory())
+    }
+
+    /// Writes the objects kept in memory (since
+    /// [`Repository::keep_objects_in_memory`], or by an
+    /// [`in_memory`](Repository::in_memory) one) to the object database; those
+    /// written from now on go there directly.
+    pub fn write_kept_objects(&mut self) -> Result<(), GitError> {
+        use gix::objs::Write as _;
+        let Some(kept) = self.repo.objects.take_object_memory() else {
+            return Ok(());
+        };
+        for (id, (kind, data)) in kept.iter() {
+            if !self.repo.objects.exists_without_refresh(id) {
+                self.repo
+                    .objects
+                    .write_buf(*kind, data)
+                    .map_err(|e| GitError::op("write an object", e))?;
+            }
+        }
+        Ok(())
     }
 }

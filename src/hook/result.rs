@@ -104,23 +104,71 @@ pub fn envelope(id: &str, status: &str, text: &str) -> String {
 /// `remote: ` lines), when it is there whole.
 pub fn from_push_output(stderr: &str, id: &str) -> Option<String> {
     let start = format!("clada: request {id}: ");
-    let end = format!("clada: end of the result of request {id}");
+    let (announced, text) = block(
+        stderr,
+        |line| {
+            line.strip_prefix(&start)?
+                .split_once("; the result (")?
+                .1
+                .strip_suffix(") follows")
+        },
+        &format!("clada: end of the result of request {id}"),
+    )?;
+    (checksum(text.as_bytes()) == announced).then_some(text)
+}
+
+/// The post commit of request `id` as post-receive prints it after its
+/// result: the commit object's bytes, for a client that can rebuild its
+/// tree to take it without fetching it (`git clada push-reply`). `None`
+/// when the object is not text a push's output carries whole.
+pub fn post_envelope(id: &str, post: ObjectId, raw: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(raw).ok()?;
+    // git shows a carriage return as the end of a line, and a line it
+    // shows may lose trailing spaces: such an object would not come back
+    // as it is (the client would then fetch it).
+    if text.contains('\r') || !text.ends_with('\n') {
+        return None;
+    }
+    Some(format!(
+        "clada: request {id}: its post commit {post} follows\n{text}clada: end of the post commit of request {id}\n"
+    ))
+}
+
+/// The bytes of post commit `post` of request `id` from a push's standard
+/// error, when they are there whole: their object id is `post`.
+pub fn post_from_push_output(
+    stderr: &str,
+    id: &str,
+    post: ObjectId,
+    commit_id: impl Fn(&[u8]) -> Option<ObjectId>,
+) -> Option<Vec<u8>> {
+    let start = format!("clada: request {id}: its post commit {post} follows");
+    let (_, text) = block(
+        stderr,
+        |line| (line == start).then_some(""),
+        &format!("clada: end of the post commit of request {id}"),
+    )?;
+    (commit_id(text.as_bytes()) == Some(post)).then(|| text.into_bytes())
+}
+
+/// The lines of a push's standard error between the first line `start`
+/// takes (what it says of the line is returned first) and the line `end`.
+fn block<'s>(
+    stderr: &'s str,
+    start: impl Fn(&'s str) -> Option<&'s str>,
+    end: &str,
+) -> Option<(&'s str, String)> {
     let mut lines = stderr.lines().map(|line| {
         // git writes `remote: ` before each line and, when not on a
         // terminal, eight spaces after a line that is not empty.
         let line = line.strip_prefix("remote: ").unwrap_or(line);
         line.strip_suffix("        ").unwrap_or(line)
     });
-    let announced = lines.find_map(|l| {
-        l.strip_prefix(&start)?
-            .split_once("; the result (")?
-            .1
-            .strip_suffix(") follows")
-    })?;
+    let announced = lines.find_map(start)?;
     let mut text = String::new();
     for line in lines {
         if line == end {
-            return (checksum(text.as_bytes()) == announced).then_some(text);
+            return Some((announced, text));
         }
         text.push_str(line);
         text.push('\n');
@@ -194,5 +242,35 @@ mod tests {
             request_of(format!("Clada-Request: {decoy}\n\nbody\n").as_bytes()),
             None
         );
+    }
+
+    #[test]
+    fn a_post_commit_comes_back_from_a_push_only_whole() {
+        let raw = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\n[clada:post] x\n\nClada-Tasks: 1 succeeded\n";
+        let id = |bytes: &[u8]| {
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Commit, bytes).ok()
+        };
+        let post = id(raw).unwrap();
+        let shown: String = post_envelope("r/1", post, raw)
+            .unwrap()
+            .lines()
+            .map(|l| format!("remote: {l}        \n"))
+            .collect();
+        let output =
+            format!("remote: clada: request r/1: success; the result (x) follows\n{shown}");
+        assert_eq!(
+            post_from_push_output(&output, "r/1", post, id).as_deref(),
+            Some(&raw[..])
+        );
+        assert_eq!(post_from_push_output(&output, "r/2", post, id), None);
+        // Another commit's id, or a line that did not come back as it was.
+        let other = id(b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\nx\n").unwrap();
+        assert_eq!(post_from_push_output(&output, "r/1", other, id), None);
+        let cut = output.replacen("[clada:post] x", "[clada:post] y", 1);
+        assert_eq!(post_from_push_output(&cut, "r/1", post, id), None);
+        // What git would not carry whole is not printed.
+        assert_eq!(post_envelope("r/1", post, b"tree x\r\n\nm\n"), None);
+        assert_eq!(post_envelope("r/1", post, b"tree x\n\nm"), None);
+        assert_eq!(post_envelope("r/1", post, b"tree x\n\n\xff\n"), None);
     }
 }

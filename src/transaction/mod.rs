@@ -364,6 +364,40 @@ fn runner<'h>(
 /// in the state before the apply (`None` when there is none).
 pub type ResolveSettings<'s> = dyn FnMut(Option<&[u8]>) -> Result<Settings, Error> + 's;
 
+/// The tree an apply of `parsed` on commit `base` makes where there is no
+/// working tree (a server's), rebuilt without taking the lock, running a
+/// command, committing or moving a reference: `git clada push-reply`
+/// checks a server's post commit against it and takes that commit without
+/// fetching it when the trees agree (doc/hooks.md). `None` when the reply
+/// runs commands, whose effects cannot be rebuilt without running them.
+///
+/// `settings` is called as for [`apply`]. The objects are written to
+/// `repo`: give it one that keeps them in memory to write nothing.
+pub fn replay_tree(
+    repo: &Repository,
+    parsed: &Parsed<'_>,
+    base: ObjectId,
+    settings: &mut ResolveSettings<'_>,
+) -> Result<Option<ObjectId>, Error> {
+    let base_tree = repo.tree_of(Some(base))?;
+    let tasks = tasks_of(parsed, false, None);
+    if tasks.iter().any(Task::runs_commands) {
+        return Ok(None);
+    }
+    let team = repo.file_in_tree(base_tree, TEAM_CONFIG)?;
+    let settings = settings(team.as_deref())?;
+    let mut files = GitWorkspace::new(repo, base_tree, Ok(base), Vec::new())?;
+    let mut hooks = Hooks::quiet();
+    let mut runner = runner(
+        &settings.run,
+        Approvals::default(),
+        Instant::now(),
+        &mut hooks,
+    );
+    execute(&tasks, &mut files, &settings.exec, &mut runner, |_| {});
+    Ok(Some(files.write_tree()?))
+}
+
 /// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
 /// snapshot (with a working tree), operations in memory, post commit, note,
 /// compare-and-swap of `target.branch`, working tree update.

@@ -1139,3 +1139,65 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     );
     assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "2");
 }
+
+/// `git clada push-reply origin main` of `reply` from `client`, with
+/// git's trace of the commands it ran in `trace`.
+fn push_reply_traced(client: &Path, reply: &str, trace: &Path) -> Output {
+    let file = client.join(".git/request.md");
+    std::fs::write(&file, reply).unwrap();
+    let _ = std::fs::remove_file(trace);
+    git_cmd(
+        client,
+        &[
+            "clada",
+            "push-reply",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    )
+    .env("GIT_TRACE2_EVENT", trace)
+    .output()
+    .expect("run git clada push-reply")
+}
+
+#[test]
+fn push_reply_rebuilds_the_applied_commit_and_fetches_it_only_when_it_differs() {
+    let s = setup();
+    let trace = s.root.path().join("trace.json");
+    let fetched = |trace: &Path| {
+        std::fs::read_to_string(trace)
+            .unwrap()
+            .contains(r#""argv":["git","fetch""#)
+    };
+    let reply = format!("{EDIT}<---WRITE file=\"new/b.txt\"--->\nnew\n<---END--->\n");
+    let first = push_reply_traced(&s.client, &reply, &trace);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    // The commit the server made is here, with every object it needs,
+    // and nothing was fetched: the reply applied here made the same tree.
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
+    assert!(!fetched(&trace), "{}", text(&first.stderr));
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
+    assert_eq!(ok(&s.client, &["show", "origin/main:new/b.txt"]), "new");
+    // A clone whose settings apply the reply otherwise than the server
+    // does (files written without a final newline) fetches the server's
+    // commit instead, and has it all the same.
+    ok(&s.client, &["merge", "-q", "--ff-only", "origin/main"]);
+    ok(&s.client, &["config", "clada.finalNewline", "false"]);
+    let second = push_reply_traced(
+        &s.client,
+        "<---WRITE file=\"c.txt\"--->\nno newline here\n<---END--->\n",
+        &trace,
+    );
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
+    assert!(fetched(&trace), "{}", text(&second.stderr));
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        ok(&s.client, &["cat-file", "-p", "origin/main:c.txt"]),
+        "no newline here"
+    );
+}

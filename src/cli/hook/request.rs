@@ -14,7 +14,9 @@ use crate::git::inbox::Note;
 use crate::git::lock::{Claim, claimed};
 use crate::git::{ObjectId, Repository};
 use crate::hook::requests::{self, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, branch_of, envelope, request_of, request_ref_of, status_of};
+use crate::hook::result::{
+    ResultNote, branch_of, envelope, post_envelope, post_of, request_of, request_ref_of, status_of,
+};
 
 use crate::cli::apply;
 use crate::cli::config::Layers;
@@ -154,7 +156,7 @@ pub(super) fn answer_request(
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
-        print!("{}", envelope(id, &status, &String::from_utf8_lossy(&text)));
+        print_result(repo, id, &status, &String::from_utf8_lossy(&text));
         remove_request(repo, author, request);
         return Ok(vec![status]);
     }
@@ -197,7 +199,7 @@ pub(super) fn answer_request(
     remove_request(repo, author, request);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
-        print!("{}", envelope(id, status, text));
+        print_result(repo, id, status, text);
     } else {
         for (target, status, text) in &answered {
             println!(
@@ -213,6 +215,19 @@ pub(super) fn answer_request(
     }
     println!("clada: the result is at {results} (git fetch origin {results})");
     Ok(statuses)
+}
+
+/// Prints the result of request `id` for its pusher, in its envelope,
+/// then the post commit it names, if any, for the pusher to take without
+/// fetching it (`git clada push-reply`).
+fn print_result(repo: &Repository, id: &str, status: &str, text: &str) {
+    print!("{}", envelope(id, status, text));
+    if let Some(post) = post_of(text.as_bytes())
+        && let Ok(raw) = repo.raw_commit(post)
+        && let Some(shown) = post_envelope(id, post, &raw)
+    {
+        print!("{shown}");
+    }
 }
 
 /// Deletes an answered request's reference, if it still holds the request

@@ -9,6 +9,8 @@
 //! transport: the pushing and fetching are the `git` program's
 //! (doc/architecture.md lists every such call).
 
+mod rebuild;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -31,8 +33,10 @@ use super::{CliError, Outcome, ReplyInput};
 /// diagnostics), apply it to the branch and answer at
 /// refs/clada/results/<id>. The push's own output carries the result
 /// (checked against the SHA-1 the server announces); when it does not,
-/// the result is fetched, retrying until --timeout. The branch is fetched
-/// into REMOTE/BRANCH, and the result printed. No shared ref is written,
+/// the result is fetched, retrying until --timeout. The applied branch is
+/// brought into REMOTE/BRANCH (its new commit rebuilt here from the reply
+/// when that gives the server's commit, else fetched), and the result
+/// printed. No shared ref is written,
 /// so agents pushing at the same time never make each other's pushes
 /// fail.
 ///
@@ -132,7 +136,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     }
     // The push's output holds the result when the server answered at
     // once; it is fetched only when it does not (or came in pieces). The
-    // branch is fetched either way, for the agent to go on from.
+    // branch is brought here either way, for the agent to go on from.
     // A result is ours only if it names our reply and our reference: an
     // id is no secret (anyone may list the inbox), so another pusher could
     // withdraw a waiting request and push one of their own under its id.
@@ -149,7 +153,15 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     let text = match shown {
         Some(text) => {
             if fetch_branch {
-                fetch_after(&args, &text, &branch, &tracking, &author)?;
+                let stderr = String::from_utf8_lossy(&pushed.stderr);
+                let sent = Sent {
+                    repo: &repo,
+                    id: &id,
+                    tip,
+                    input: &input,
+                    shown: &stderr,
+                };
+                fetch_after(&args, &sent, &text, &branch, &tracking, &author)?;
             }
             text.into_bytes()
         }
@@ -174,7 +186,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     let status = status_of(&text);
     if fetch_branch && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
         eprintln!(
-            "clada: fetched into {}/{b}; to work on: git merge --ff-only {}/{b}",
+            "clada: {}/{b} is the applied branch; to work on: git merge --ff-only {}/{b}",
             args.remote,
             args.remote,
             b = args.branch
@@ -206,13 +218,27 @@ fn fetch_command(remote: &str) -> Command {
     fetch
 }
 
+/// What was sent, and what the push said.
+struct Sent<'a> {
+    repo: &'a Repository,
+    id: &'a str,
+    /// The branch's commit the reply was sent for.
+    tip: crate::git::ObjectId,
+    input: &'a ReplyInput,
+    /// The push's standard error.
+    shown: &'a str,
+}
+
 /// Brings the branch the result names into `tracking`. When the request
-/// moved the branch, its post commit is fetched by id — with git's
-/// protocol v2 that is one request fewer than asking for the branch by
-/// name — and `tracking` set to it; otherwise, or if that fails, the
-/// branch is fetched by name. A failure is a warning: the result stands.
+/// moved the branch, its post commit is taken from the push's output if
+/// the reply rebuilds its tree here (`rebuild.rs`), else fetched by id —
+/// with git's protocol v2 that is one request fewer than asking for the
+/// branch by name — and `tracking` set to it; otherwise, or if that
+/// fails, the branch is fetched by name. A failure is a warning: the
+/// result stands.
 fn fetch_after(
     args: &PushReplyArgs,
+    sent: &Sent<'_>,
     text: &str,
     branch: &str,
     tracking: &str,
@@ -223,6 +249,19 @@ fn fetch_after(
         Some("success" | "failed" | "partial")
     );
     if let Some(post) = post_of(text.as_bytes()).filter(|_| moved) {
+        if rebuild::take_post(sent.repo, sent.shown, sent.id, post, sent.tip, sent.input)
+            && sent
+                .repo
+                .set_ref(
+                    author,
+                    tracking,
+                    post,
+                    "clada push-reply: the applied request",
+                )
+                .is_ok()
+        {
+            return Ok(());
+        }
         let mut fetch = fetch_command(&args.remote);
         fetch.arg(post.to_string());
         if run(&mut fetch)?.status.success() {
