@@ -191,10 +191,13 @@ pub fn main() -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(e) => {
             let palette = paint::stderr();
-            eprintln!("{}: {}", Painted(palette.bad, "error"), e.message);
+            let mut text = format!("{}: {}\n", Painted(palette.bad, "error"), e.message);
             if let Some(hint) = &e.hint {
-                eprintln!("{}: {hint}", Painted(palette.hint, "hint"));
+                text.push_str(&format!("{}: {hint}\n", Painted(palette.hint, "hint")));
             }
+            // Whoever ran us may have stopped listening (a pusher who hung
+            // up): that is no reason to panic.
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
             ExitCode::from(Outcome::Fatal.exit_code())
         }
     }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{clada, git_command, scratch};
+use crate::common::{clada, clada_std, git_command, scratch};
 
 const DATE: &str = "2026-01-01T00:00:00Z";
 
@@ -1200,4 +1200,57 @@ fn push_reply_rebuilds_the_applied_commit_and_fetches_it_only_when_it_differs() 
         ok(&s.client, &["cat-file", "-p", "origin/main:c.txt"]),
         "no newline here"
     );
+}
+
+#[test]
+fn post_receive_answers_a_request_when_the_pusher_has_hung_up() {
+    // The pusher stopped reading: what the hook says cannot be written.
+    // It still answers the request, exits as usual and does not panic.
+    let s = setup();
+    let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    // Brought to the server under a reference of no concern, then made a
+    // request there, as a push would have left it for the hook.
+    ok(
+        &s.client,
+        &["push", "-q", "origin", &format!("{request}:refs/carry/x")],
+    );
+    ok(
+        &s.server,
+        &["update-ref", "refs/clada/inbox/hung-up", &request],
+    );
+    ok(&s.server, &["update-ref", "-d", "refs/carry/x"]);
+    let mut hook = clada_std(s.root.path(), &s.server);
+    hook.args(["hook", "post-receive"])
+        .env("GIT_DIR", &s.server)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = hook.spawn().unwrap();
+    drop(child.stdout.take());
+    {
+        use std::io::Write as _;
+        let zero = "0".repeat(40);
+        writeln!(
+            child.stdin.take().unwrap(),
+            "{zero} {request} refs/clada/inbox/hung-up"
+        )
+        .unwrap();
+    }
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    assert!(
+        !text(&done.stderr).contains("panicked"),
+        "{}",
+        text(&done.stderr)
+    );
+    let result = ok(
+        &s.server,
+        &["log", "-1", "--format=%B", "refs/clada/results/hung-up"],
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
 }

@@ -9,6 +9,18 @@
 //! - `receive`: pre-receive and post-receive, CSL pushed as inbox notes.
 //! - `request`: requests of their own, and answering those left behind.
 
+/// Appends a line to a receive hook's output (`format!`'s arguments).
+/// The receive hooks write what they say into a buffer and print it when
+/// done ([`emit`]): never while they hold the repository's lock, where a
+/// pusher that stopped reading would hold up every other push.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        // Writing into a String cannot fail.
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
 mod client;
 mod receive;
 mod request;
@@ -83,17 +95,39 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             if run_chained(&repo, "pre-receive", input.as_bytes())? != Outcome::Success {
                 return Ok(Outcome::Failed);
             }
-            receive::pre_receive(&repo, &input)
+            let mut out = String::new();
+            let checked = receive::pre_receive(&repo, &input, &mut out);
+            emit(&out);
+            checked
         }
         HookAction::PostReceive => {
             let input = read_stdin()?;
             let repo = open()?;
             let chained = run_chained(&repo, "post-receive", input.as_bytes())?;
-            let ours = receive::post_receive(&repo, &input)?;
-            Ok(worst(chained, ours))
+            // The lock is taken and released inside: what the hook says
+            // is printed after.
+            let mut out = String::new();
+            let ours = receive::post_receive(&repo, &input, &mut out);
+            emit(&out);
+            Ok(worst(chained, ours?))
         }
-        HookAction::Recover => request::recover_now(&open()?),
+        HookAction::Recover => {
+            let mut out = String::new();
+            let done = request::recover_now(&open()?, &mut out);
+            emit(&out);
+            done
+        }
     }
+}
+
+/// Prints a receive hook's buffered output. git shows it to the pusher;
+/// one who hung up cannot read it, which is no error of the hook's (and
+/// must not make it panic).
+fn emit(out: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 fn worst(a: Outcome, b: Outcome) -> Outcome {
@@ -256,7 +290,8 @@ fn run_chained(repo: &Repository, name: &str, input: &[u8]) -> Result<Outcome, C
     if status.success() {
         return Ok(Outcome::Success);
     }
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "clada: the chained hook {} failed ({status})",
         path.display()
     );

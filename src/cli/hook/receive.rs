@@ -36,7 +36,7 @@ use crate::cli::parse::write_text;
 use crate::cli::{CliError, Outcome, ReplyInput, settings};
 use crate::syntax::{self as syntax_, Parsed};
 
-use super::request::{Request, answer_request, claims_dir, orphans, recover};
+use super::request::{Came, Request, answer_request, claims_dir, orphans, recover};
 use crate::transaction::{Target, Timings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
@@ -210,7 +210,7 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
     Ok(None)
 }
 
-pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
+pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
     // A reference named as a prefix itself (refs/clada/inbox) would stop
@@ -220,7 +220,8 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         .iter()
         .find(|u| u.name == prefix(requests::REQUESTS) || u.name == prefix(requests::RESULTS))
     {
-        eprintln!(
+        say!(
+            out,
             "clada: push rejected: {} cannot be a reference: requests and results are references under it",
             u.name
         );
@@ -230,14 +231,15 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         .iter()
         .find(|u| u.name == server.results || requests::result_id(&u.name).is_some())
     {
-        eprintln!(
+        say!(
+            out,
             "clada: push rejected: {} holds the server's results and only the server writes it",
             u.name
         );
         return Ok(Outcome::Failed);
     }
     if let Some(why) = refused_requests(repo, &updates)? {
-        eprintln!("clada: push rejected: {why}");
+        say!(out, "clada: push rejected: {why}");
         return Ok(Outcome::Failed);
     }
     let inbox = server.inbox_updates(&updates);
@@ -264,7 +266,8 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
             ))
         })?;
         if found.is_empty() {
-            eprintln!(
+            say!(
+                out,
                 "clada: push rejected: {} holds no note: a request is a notes commit with the reply as the note on the commit to edit",
                 request_ref(id)
             );
@@ -273,7 +276,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
         notes.extend(found);
     }
     if let Some(why) = server.too_many(notes.len()) {
-        eprintln!("clada: push rejected: {why}");
+        say!(out, "clada: push rejected: {why}");
         return Ok(Outcome::Failed);
     }
     let mut broken = 0;
@@ -284,11 +287,12 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
             .map_err(git)?;
         let input = request_input(origin, content);
         let reply = parse_input(&input, server.syntax, &delims);
-        eprint!("{}", diagnostics(&reply, &input.origin)?);
+        out.push_str(&diagnostics(&reply, &input.origin)?);
         if reply.has_fatal() {
             broken += 1;
         } else if reply.has_run() && !server.run {
-            eprintln!(
+            say!(
+                out,
                 "clada: warning: {}: its RUN operations will be refused ({RUN_REFUSED})",
                 input.origin
             );
@@ -304,7 +308,8 @@ pub fn pre_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> 
                 server.inbox
             )
         };
-        eprintln!(
+        say!(
+            out,
             "clada: push rejected: {broken} note{} {} fatal syntax errors (above); nothing was stored. {how}",
             if broken == 1 { "" } else { "s" },
             if broken == 1 { "has" } else { "have" },
@@ -342,7 +347,7 @@ fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
     ))
 }
 
-pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError> {
+pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
     let mut notes = Vec::new();
@@ -355,7 +360,7 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     }
     let count = notes.len() + ours.iter().map(|r| r.notes.len()).sum::<usize>();
     if let Some(why) = server.too_many(count) {
-        eprintln!("clada: nothing was applied: {why}");
+        say!(out, "clada: nothing was applied: {why}");
         return Ok(Outcome::Failed);
     }
     // Claimed before the wait for the lock: a hook that finds them
@@ -364,7 +369,7 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         .iter()
         .map(|r| Claim::take(claims_dir(repo).join(claim_file(&r.id))))
         .collect();
-    let orphans = orphans(repo, &ours)?;
+    let orphans = orphans(repo, &ours, out)?;
     if notes.is_empty() && ours.is_empty() && orphans.is_empty() {
         return Ok(Outcome::Success);
     }
@@ -420,16 +425,21 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
     };
     // The oldest first: requests left by a stopped hook. One request's
     // trouble is its own: the others are still answered.
-    if let Err(e) = recover(repo, &server, &author, orphans) {
-        eprintln!("clada: recovering waiting requests: error: {}", e.message);
+    if let Err(e) = recover(repo, &server, &author, orphans, out) {
+        say!(
+            out,
+            "clada: recovering waiting requests: error: {}",
+            e.message
+        );
         tally(Some("error".into()));
     }
     for note in &notes {
         // One request's trouble is its own: the others are still answered.
-        match respond(repo, &server, &author, note, &pushed, &replies) {
+        match respond(repo, &server, &author, note, &pushed, &replies, out) {
             Ok(status) => tally(status),
             Err(e) => {
-                eprintln!(
+                say!(
+                    out,
                     "clada: note on {}: error: {}",
                     repo.short(note.target),
                     e.message
@@ -439,18 +449,22 @@ pub fn post_receive(repo: &Repository, stdin: &str) -> Result<Outcome, CliError>
         }
     }
     for request in &ours {
-        match answer_request(repo, &server, &author, request, &pushed, false, &replies) {
+        let came = Came::Pushed(&pushed, &replies);
+        match answer_request(repo, &server, &author, request, came, out) {
             Ok(statuses) => statuses.into_iter().for_each(|s| tally(Some(s))),
             Err(e) => {
-                eprintln!("clada: request {}: error: {}", request.id, e.message);
+                say!(out, "clada: request {}: error: {}", request.id, e.message);
                 tally(Some("error".into()));
             }
         }
     }
     if !notes.is_empty() {
-        println!(
+        say!(
+            out,
             "clada: results are in {} (git fetch origin {}:{})",
-            server.results, server.results, server.results
+            server.results,
+            server.results,
+            server.results
         );
     }
     Ok(outcome)
@@ -497,17 +511,21 @@ fn respond(
     note: &Note,
     pushed: &[(String, ObjectId)],
     replies: &Replies<'_>,
+    out: &mut String,
 ) -> Result<Option<String>, CliError> {
     let short = repo.short(note.target);
     if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
         && request_of(&old) == Some(note.blob)
     {
-        println!("clada: the note on {short} was answered before; it is not applied again");
+        say!(
+            out,
+            "clada: the note on {short} was answered before; it is not applied again"
+        );
         return Ok(None);
     }
     let (status, text) = answer_and_note(repo, server, author, note, pushed, None, replies)?;
-    println!("clada: note on {short}: {status}");
-    print!("{text}");
+    say!(out, "clada: note on {short}: {status}");
+    out.push_str(&text);
     Ok(Some(status))
 }
 

@@ -56,9 +56,13 @@ pub(super) fn claims_dir(repo: &Repository) -> std::path::PathBuf {
 /// The requests waiting under `refs/clada/inbox/` that no live hook is
 /// answering, except `ours`: their hook was stopped (killed, or out of
 /// time waiting for the lock) before it answered them.
-pub(super) fn orphans(repo: &Repository, ours: &[Request]) -> Result<Vec<Request>, CliError> {
+pub(super) fn orphans(
+    repo: &Repository,
+    ours: &[Request],
+    out: &mut String,
+) -> Result<Vec<Request>, CliError> {
     let dir = claims_dir(repo);
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for name in repo.refs_under(requests::REQUESTS).map_err(git)? {
         let Some(id) = request_id(&name) else {
             continue;
@@ -70,13 +74,13 @@ pub(super) fn orphans(repo: &Repository, ours: &[Request]) -> Result<Vec<Request
             continue;
         };
         match Request::read(repo, id, commit) {
-            Ok(request) => out.push(request),
+            Ok(request) => found.push(request),
             // Not a notes commit: nothing to answer (pre-receive refuses
             // these; one written on the server by hand is left alone).
-            Err(e) => eprintln!("clada: {name}: left unanswered: {}", e.message),
+            Err(e) => say!(out, "clada: {name}: left unanswered: {}", e.message),
         }
     }
-    Ok(out)
+    Ok(found)
 }
 
 /// Answers `orphans` (under the lock): requests whose own hook stopped
@@ -87,6 +91,7 @@ pub(super) fn recover(
     server: &Server,
     author: &Identity,
     orphans: Vec<Request>,
+    out: &mut String,
 ) -> Result<(), CliError> {
     let dir = claims_dir(repo);
     for request in orphans {
@@ -95,7 +100,8 @@ pub(super) fn recover(
         {
             continue;
         }
-        println!(
+        say!(
+            out,
             "clada: answering the request {}, left unanswered by a hook that was stopped",
             request.id
         );
@@ -103,16 +109,8 @@ pub(super) fn recover(
         // the lock, then find the result anyway).
         let _claim = Claim::take(dir.join(claim_file(&request.id)));
         // One request's trouble is its own: the others are still answered.
-        if let Err(e) = answer_request(
-            repo,
-            server,
-            author,
-            &request,
-            &[],
-            true,
-            &Replies::default(),
-        ) {
-            eprintln!("clada: request {}: error: {}", request.id, e.message);
+        if let Err(e) = answer_request(repo, server, author, &request, Came::Left, out) {
+            say!(out, "clada: request {}: error: {}", request.id, e.message);
         }
     }
     Ok(())
@@ -120,35 +118,48 @@ pub(super) fn recover(
 
 /// `git clada hook recover`: answers every request that no live hook is
 /// answering, as the next push would.
-pub fn recover_now(repo: &Repository) -> Result<Outcome, CliError> {
+pub fn recover_now(repo: &Repository, out: &mut String) -> Result<Outcome, CliError> {
     let server = Server::read(repo)?;
-    let orphans = orphans(repo, &[])?;
+    let orphans = orphans(repo, &[], out)?;
     if orphans.is_empty() {
-        println!("clada: no request is waiting for an answer");
+        say!(out, "clada: no request is waiting for an answer");
         return Ok(Outcome::Success);
     }
     let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
         .map_err(|e| CliError::new(e.to_string()))?;
     let author = apply::author(None, &Layers::new(Some(repo)))?;
-    recover(repo, &server, &author, orphans)?;
+    recover(repo, &server, &author, orphans, out)?;
     Ok(Outcome::Success)
+}
+
+/// How a request came to the hook answering it.
+pub(super) enum Came<'a, 'r> {
+    /// In this hook's push: the branch tips the push updated, and the
+    /// replies read before the lock.
+    Pushed(&'a [(String, ObjectId)], &'a Replies<'r>),
+    /// Left by a hook that was stopped, which may have got as far as
+    /// applying it or writing its result note.
+    Left,
 }
 
 /// Answers a request pushed under a reference of its own (under the
 /// lock): each note is answered as a shared-inbox note is, the results
 /// are written at `refs/clada/results/<id>` (and in the shared results
-/// ref), then the request reference is deleted. `recovering`: the request
-/// was left by a hook that was stopped, which may have got as far as
-/// applying it or writing its result note. The statuses, one per note.
+/// ref), then the request reference is deleted. The statuses, one per
+/// note.
 pub(super) fn answer_request(
     repo: &Repository,
     server: &Server,
     author: &Identity,
     request: &Request,
-    pushed: &[(String, ObjectId)],
-    recovering: bool,
-    replies: &Replies<'_>,
+    came: Came<'_, '_>,
+    out: &mut String,
 ) -> Result<Vec<String>, CliError> {
+    let none = Replies::default();
+    let (pushed, replies, recovering) = match came {
+        Came::Pushed(pushed, replies) => (pushed, replies, false),
+        Came::Left => (&[][..], &none, true),
+    };
     let id = &request.id;
     let results = result_ref(id);
     if let Some(done) = repo.ref_target(&results).map_err(git)? {
@@ -156,8 +167,8 @@ pub(super) fn answer_request(
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
-        print_result(repo, id, &status, &String::from_utf8_lossy(&text));
-        remove_request(repo, author, request);
+        print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
+        remove_request(repo, author, request, out);
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
@@ -196,49 +207,56 @@ pub(super) fn answer_request(
     repo.create_ref(author, &results, commit, "clada: result of a request")
         .map_err(git)?;
     fault::point("hook-answered");
-    remove_request(repo, author, request);
+    remove_request(repo, author, request, out);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
-        print_result(repo, id, status, text);
+        print_result(repo, id, status, text, out);
     } else {
         for (target, status, text) in &answered {
-            println!(
+            say!(
+                out,
                 "clada: request {id}, note on {}: {status}",
                 repo.short(*target)
             );
-            print!("{text}");
+            out.push_str(text);
         }
-        print!("{}", envelope(id, "several", &message));
+        out.push_str(&envelope(id, "several", &message));
     }
     for (_, status, _) in answered {
         statuses.push(status);
     }
-    println!("clada: the result is at {results} (git fetch origin {results})");
+    say!(
+        out,
+        "clada: the result is at {results} (git fetch origin {results})"
+    );
     Ok(statuses)
 }
 
 /// Prints the result of request `id` for its pusher, in its envelope,
 /// then the post commit it names, if any, for the pusher to take without
 /// fetching it (`git clada push-reply`).
-fn print_result(repo: &Repository, id: &str, status: &str, text: &str) {
-    print!("{}", envelope(id, status, text));
+fn print_result(repo: &Repository, id: &str, status: &str, text: &str, out: &mut String) {
+    out.push_str(&envelope(id, status, text));
     if let Some(post) = post_of(text.as_bytes())
         && let Ok(raw) = repo.raw_commit(post)
         && let Some(shown) = post_envelope(id, post, &raw)
     {
-        print!("{shown}");
+        out.push_str(&shown);
     }
 }
 
 /// Deletes an answered request's reference, if it still holds the request
 /// (its pusher may have withdrawn it). A failure leaves it for the next
 /// hook, which finds the result and deletes it then.
-fn remove_request(repo: &Repository, author: &Identity, request: &Request) {
+fn remove_request(repo: &Repository, author: &Identity, request: &Request, out: &mut String) {
     let name = request_ref(&request.id);
     if let Err(e) = repo.delete_ref(author, &name, request.commit)
         && !matches!(e, crate::git::commit::UpdateError::Moved { .. })
     {
-        eprintln!("clada: could not delete the answered request {name}: {e}");
+        say!(
+            out,
+            "clada: could not delete the answered request {name}: {e}"
+        );
     }
 }
 
