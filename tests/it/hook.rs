@@ -1254,3 +1254,44 @@ fn post_receive_answers_a_request_when_the_pusher_has_hung_up() {
     );
     assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
 }
+
+#[test]
+fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
+    // A request's hook died before applying it. Someone who may push the
+    // branch writes a commit on the request's commit that says it was
+    // made from the reply (the request's id and reply are there for
+    // anyone to read), with other content. The recovering hook does not
+    // take it as the request's answer: the request is stale.
+    let s = setup();
+    let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    let stopped = git_cmd(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/forged"),
+        ],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    let reply = ok(&s.client, &["rev-parse", &format!("{request}:")]);
+    let blob = ok(&s.client, &["ls-tree", "--format=%(objectname)", &reply]);
+    std::fs::write(s.client.join("a.txt"), "not what the reply says\n").unwrap();
+    ok(&s.client, &["add", "a.txt"]);
+    let message = format!(
+        "[clada:post] edit a.txt\n\nClada-Reply: {blob}\nClada-Request-Ref: refs/clada/inbox/forged\nClada-Tasks: 1 succeeded, 0 failed, 0 skipped\n"
+    );
+    ok(&s.client, &["commit", "-q", "-m", &message]);
+    let forged = ok(&s.client, &["rev-parse", "HEAD"]);
+    // This push's hook answers the waiting request.
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let result = ok(
+        &s.server,
+        &["log", "-1", "--format=%B", "refs/clada/results/forged"],
+    );
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert_eq!(trailer(&result, "Clada-Post"), None, "{result}");
+    assert_eq!(ok(&s.server, &["rev-parse", "main"]), forged);
+}

@@ -519,6 +519,27 @@ pub(crate) fn apply_and_render(
     })
 }
 
+/// The tree an apply of `parsed` on commit `base` makes where there is no
+/// working tree, with the settings `repo`'s config and the team file in
+/// `base` give ([`transaction::replay_tree`]): `None` when the reply runs
+/// commands. Objects are written through `repo`: give it an
+/// [`in_memory`](Repository::in_memory) one to write nothing.
+pub(crate) fn replayed_tree(
+    repo: &Repository,
+    parsed: &Parsed<'_>,
+    base: ObjectId,
+) -> Result<Option<ObjectId>, transaction::Error> {
+    let mut settings = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
+        let layers = Layers::new(Some(repo))
+            .with_team(team)
+            .map_err(|e| transaction::Error::new(e.message))?;
+        resolve(&ApplyArgs::default(), &layers)
+            .map(|(_, settings)| settings)
+            .map_err(|e| transaction::Error::new(e.message))
+    };
+    transaction::replay_tree(repo, parsed, base, &mut settings)
+}
+
 /// The terminal as the transaction's hooks: streamed task lines and
 /// command output, and the question about commands that are not approved.
 fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {

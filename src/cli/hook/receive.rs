@@ -52,7 +52,7 @@ pub(super) struct Server {
     max_notes: usize,
     pub(super) lock_timeout: Duration,
     /// `clada.syntax`: how notes are read.
-    syntax: syntax_::Choice,
+    pub(super) syntax: syntax_::Choice,
 }
 
 impl Server {
@@ -337,7 +337,7 @@ impl<'a> Replies<'a> {
 }
 
 /// A note's text as a reply, within the size limit.
-fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
+pub(super) fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
     let content = repo
         .blob_within(note.blob, crate::csl::input::MAX_INPUT)
         .map_err(git)?;

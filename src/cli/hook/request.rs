@@ -18,11 +18,12 @@ use crate::hook::result::{
     ResultNote, branch_of, envelope, post_envelope, post_of, request_of, request_ref_of, status_of,
 };
 
-use crate::cli::apply;
+use crate::cli::apply::{self, parse_input};
 use crate::cli::config::Layers;
-use crate::cli::{CliError, Outcome};
+use crate::cli::{CliError, Outcome, settings};
+use crate::report::Tally;
 
-use super::receive::{Replies, Server, answer_and_note, git, short_branch};
+use super::receive::{Replies, Server, answer_and_note, git, read_reply, short_branch};
 
 /// A request pushed under a reference of its own.
 pub(super) struct Request {
@@ -299,14 +300,15 @@ fn answered_before(
                 continue;
             }
             let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
-            if !says(&reply) || !says(&made_for) {
+            if !says(&reply) || !says(&made_for) || !made_from_reply(repo, server, note, commit)? {
                 break;
             }
             let all_done = info
                 .message
                 .lines()
                 .find_map(|l| l.strip_prefix("Clada-Tasks: "))
-                .is_some_and(|t| t.contains(" 0 failed, 0 skipped"));
+                .and_then(|t| Tally::parse(t.trim_end()))
+                .is_some_and(|t| t.all_succeeded());
             let result = ResultNote {
                 // The post commit is there: the branch moved, so what
                 // failed beside it makes the apply partial, not failed.
@@ -334,4 +336,31 @@ fn answered_before(
         }
     }
     Ok(None)
+}
+
+/// Whether `commit`'s tree is the one the note's reply makes on the
+/// note's commit. Its trailers alone do not make a commit the answer to a
+/// request: anyone who may push the branch can write them (and the
+/// request's id and reply are there for anyone to read). A reply that
+/// runs commands cannot be checked so without running them again: its
+/// trailers are taken.
+fn made_from_reply(
+    repo: &Repository,
+    server: &Server,
+    note: &Note,
+    commit: ObjectId,
+) -> Result<bool, CliError> {
+    let input = read_reply(repo, note)?;
+    let delims = settings::delimiters_in(Some(repo), None, None)?;
+    let parsed = parse_input(&input, server.syntax, &delims);
+    if parsed.has_fatal() {
+        return Ok(false);
+    }
+    // Nothing written: the tree is only compared.
+    let scratch = repo.in_memory();
+    Ok(match apply::replayed_tree(&scratch, &parsed, note.target) {
+        Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
+        Ok(None) => true,
+        Err(_) => false,
+    })
 }

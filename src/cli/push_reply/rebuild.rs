@@ -4,19 +4,17 @@
 //! After a request's result, the server's hook prints the post commit's
 //! bytes. The commit's tree is the reply's operations on the branch's tip,
 //! which the agent has: `push-reply` applies the reply here in memory
-//! ([`transaction::replay_tree`]) and, when that gives the tree the
+//! ([`crate::transaction::replay_tree`]) and, when that gives the tree the
 //! commit names, writes the new objects and the commit (whose id then is
 //! the one announced) instead of fetching them — one HTTP exchange and
 //! several processes fewer. Anything else (a reply that runs commands,
 //! settings of this clone that apply it differently, an output git cut)
 //! leaves it to the fetch.
 
-use crate::cli::apply::{ApplyArgs, parse_input, resolve, syntax_choice};
-use crate::cli::config::Layers;
+use crate::cli::apply::{parse_input, replayed_tree, syntax_choice};
 use crate::cli::{ReplyInput, settings};
 use crate::git::{ObjectId, Repository};
 use crate::hook::result::post_from_push_output;
-use crate::transaction::{self, Settings};
 
 /// Writes post commit `post` of request `id` from the push's standard
 /// error `shown`, when the reply (`input`, sent for `tip`) rebuilds its
@@ -52,17 +50,9 @@ fn rebuilt(
     if parsed.has_fatal() {
         return Some(false);
     }
-    let mut settings = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
-        let layers = Layers::new(Some(repo))
-            .with_team(team)
-            .map_err(|e| transaction::Error::new(e.message))?;
-        resolve(&ApplyArgs::default(), &layers)
-            .map(|(_, settings)| settings)
-            .map_err(|e| transaction::Error::new(e.message))
-    };
     // In memory until the tree is known to be the server's.
     let mut scratch = repo.in_memory();
-    let replayed = transaction::replay_tree(&scratch, &parsed, tip, &mut settings).ok()??;
+    let replayed = replayed_tree(&scratch, &parsed, tip).ok()??;
     if replayed != tree {
         return Some(false);
     }
