@@ -35,9 +35,19 @@ pub fn result_ref(id: &str) -> String {
 }
 
 /// The file name of `id`'s claim in the server's `clada/claims/`
-/// directory: ids may hold `/`, claims are one flat directory.
+/// directory: ids may hold `/`, claims are one flat directory. An id
+/// whose name would be too long for a file system (255 bytes is the usual
+/// limit; an id of 200 bytes of `/` escapes to 600) is named by its SHA-1
+/// instead, after `%h`, which no escaped id holds.
 pub fn claim_file(id: &str) -> String {
-    id.replace('%', "%25").replace('/', "%2F")
+    let name = id.replace('%', "%25").replace('/', "%2F");
+    if name.len() <= MAX_ID {
+        return name;
+    }
+    use sha1::Digest as _;
+    let hash = sha1::Sha1::digest(id.as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("%h{hex}")
 }
 
 /// A fresh request id: the time, the process and `salt` (the reply's
@@ -70,6 +80,13 @@ mod tests {
         assert_eq!(result_ref("agent-1/42"), "refs/clada/results/agent-1/42");
         assert_eq!(result_id("refs/clada/results/x"), Some("x"));
         assert_eq!(claim_file("a/b%c"), "a%2Fb%25c");
+        // Long ids (in bytes, once escaped) are named by their hash, and
+        // still apart.
+        let slashes = "a/".repeat(MAX_ID / 2);
+        let long = claim_file(&slashes);
+        assert!(long.starts_with("%h") && long.len() == 42, "{long}");
+        assert_ne!(long, claim_file(&"a/".repeat(MAX_ID / 2 - 1)));
+        assert_eq!(claim_file(&"x".repeat(MAX_ID)), "x".repeat(MAX_ID));
         let id = new_id("0123456789abcdef");
         assert!(id.ends_with("-0123456789ab"), "{id}");
         assert!(gix_ref_ok(&request_ref(&id)), "{id}");
