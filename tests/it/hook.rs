@@ -885,8 +885,14 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
 
 /// `git clada push-reply origin main` of `reply` from `client`, with the
 /// server's hooks (which inherit the environment over the filesystem)
-/// aborted at `fault`, when given.
+/// aborted at `fault`, when given. `--timeout 3s`: long enough for a push
+/// on a loaded machine, short enough not to wait long for a result that
+/// will not come.
 fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
+    push_reply_within(client, reply, fault, "3s")
+}
+
+fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, timeout: &str) -> Output {
     let file = client.join(".git/request.md");
     std::fs::write(&file, reply).unwrap();
     let mut cmd = git_cmd(
@@ -895,7 +901,7 @@ fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
             "clada",
             "push-reply",
             "--timeout",
-            "200ms",
+            timeout,
             "origin",
             "main",
             file.to_str().unwrap(),
@@ -1294,4 +1300,41 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
     assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
     assert_eq!(trailer(&result, "Clada-Post"), None, "{result}");
     assert_eq!(ok(&s.server, &["rev-parse", "main"]), forged);
+}
+
+#[test]
+fn push_reply_stops_a_push_that_does_not_finish_in_time() {
+    // The server hangs in its pre-receive hook (a slow hook of its own,
+    // chained before clada's): push-reply gives up at --timeout, says so
+    // and how to get the result later, instead of hanging with it.
+    let s = setup();
+    let hooks = s.server.join("hooks");
+    std::fs::remove_file(hooks.join("pre-receive")).unwrap();
+    std::fs::write(hooks.join("pre-receive"), "#!/bin/sh\nsleep 20\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(
+            hooks.join("pre-receive"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    clada(s.root.path(), &s.server)
+        .args(["hook", "install", "--server", "--chain"])
+        .assert()
+        .success();
+    let started = std::time::Instant::now();
+    let out = push_reply_within(&s.client, EDIT, None, "200ms");
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "push-reply waited {took:?}"
+    );
+    let said = text(&out.stderr);
+    assert!(said.contains("did not finish within 200ms"), "{said}");
+    assert!(
+        said.contains("git fetch origin refs/clada/results/"),
+        "{said}"
+    );
 }

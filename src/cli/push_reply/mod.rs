@@ -53,7 +53,8 @@ pub struct PushReplyArgs {
     pub branch: String,
     /// The reply file (`-` for standard input)
     pub reply: PathBuf,
-    /// How long to wait for the result after the push
+    /// How long to wait for the push and its result (and the fetches
+    /// after it)
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
     pub timeout: Duration,
     /// The request's id (default: the time, this process and the reply)
@@ -76,6 +77,9 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             CliError::new("not a git repository (or any of its parents)")
                 .hint("run it in a clone of the repository the server serves")
         })?;
+    // Everything, the push included, within --timeout: a server that
+    // hangs must not hang the agent.
+    let deadline = Instant::now() + args.timeout;
     let input = ReplyInput::read(Some(&args.reply), "push-reply")?;
     if let Some(size) = input.too_large {
         return Err(CliError::new(format!(
@@ -130,7 +134,17 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !known {
         push.arg(format!("{tip}:{branch}"));
     }
-    let pushed = run(&mut push)?;
+    let Some(pushed) = run_until(&mut push, deadline)? else {
+        return Err(CliError::new(format!(
+            "the push of the request {id} did not finish within {:?}; it was stopped",
+            args.timeout
+        ))
+        .hint(format!(
+            "if the server took the request it answers it all the same: fetch the result later (git fetch {} {})",
+            args.remote,
+            result_ref(&id)
+        )));
+    };
     if !pushed.status.success() {
         return Ok(refused(&pushed, &args.branch));
     }
@@ -161,7 +175,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
                     input: &input,
                     shown: &stderr,
                 };
-                fetch_after(&args, &sent, &text, &branch, &tracking, &author)?;
+                fetch_after(&args, &sent, &text, &branch, &tracking, &author, deadline)?;
             }
             text.into_bytes()
         }
@@ -171,7 +185,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             if fetch_branch {
                 fetch.arg(format!("+{branch}:{tracking}"));
             }
-            let text = wait_for_result(&mut fetch, &args, &id)?;
+            let text = wait_for_result(&mut fetch, &args, &id, deadline)?;
             if !ours(&text) {
                 return Err(CliError::new(format!(
                     "{} answers another reply than this one: the request was replaced before the server answered it",
@@ -243,6 +257,7 @@ fn fetch_after(
     branch: &str,
     tracking: &str,
     author: &crate::git::commit::Identity,
+    deadline: Instant,
 ) -> Result<(), CliError> {
     let moved = matches!(
         status_of(text.as_bytes()).as_deref(),
@@ -264,7 +279,7 @@ fn fetch_after(
         }
         let mut fetch = fetch_command(&args.remote);
         fetch.arg(post.to_string());
-        if run(&mut fetch)?.status.success() {
+        if run_until(&mut fetch, deadline)?.is_some_and(|f| f.status.success()) {
             let repo = Repository::discover(std::path::Path::new("."))
                 .map_err(|e| CliError::new(e.to_string()))?
                 .ok_or_else(|| CliError::new("the repository went away"))?;
@@ -283,9 +298,12 @@ fn fetch_after(
     }
     let mut fetch = fetch_command(&args.remote);
     fetch.arg(format!("+{branch}:{tracking}"));
-    let fetched = run(&mut fetch)?;
-    if !fetched.status.success() {
-        eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+    let fetched = run_until(&mut fetch, deadline)?;
+    if !fetched.as_ref().is_some_and(|f| f.status.success()) {
+        match &fetched {
+            Some(f) => eprint!("{}", String::from_utf8_lossy(&f.stderr)),
+            None => eprintln!("clada: the fetch did not finish within {:?}", args.timeout),
+        }
         eprintln!(
             "clada: warning: {tracking} was not updated; fetch it: git fetch {} {}",
             args.remote, args.branch
@@ -300,16 +318,18 @@ fn wait_for_result(
     fetch: &mut Command,
     args: &PushReplyArgs,
     id: &str,
+    deadline: Instant,
 ) -> Result<Vec<u8>, CliError> {
-    let deadline = Instant::now() + args.timeout;
     let mut pause = Duration::from_millis(100);
     loop {
-        let fetched = run(fetch)?;
-        if fetched.status.success() {
+        let fetched = run_until(fetch, deadline)?;
+        if fetched.as_ref().is_some_and(|f| f.status.success()) {
             break;
         }
         if Instant::now() + pause > deadline {
-            eprint!("{}", String::from_utf8_lossy(&fetched.stderr));
+            if let Some(f) = fetched {
+                eprint!("{}", String::from_utf8_lossy(&f.stderr));
+            }
             return Err(CliError::new(format!(
                 "no result for the request {id} within {:?}",
                 args.timeout
@@ -344,9 +364,48 @@ fn git() -> Command {
     cmd
 }
 
-fn run(cmd: &mut Command) -> Result<Output, CliError> {
-    cmd.output()
-        .map_err(|e| CliError::new(format!("cannot run git: {e}")))
+/// Runs `cmd`, its output captured, until it ends or `deadline`, when it
+/// is killed: `None` then. It stays in our process group (unlike a RUN
+/// command): git may ask for credentials on the terminal.
+fn run_until(cmd: &mut Command, deadline: Instant) -> Result<Option<Output>, CliError> {
+    use std::io::Read as _;
+    let cannot = |e: std::io::Error| CliError::new(format!("cannot run git: {e}"));
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().map_err(cannot)?;
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(cannot)? {
+            break status;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The readers are left to finish on their own: a process git
+            // started may hold the pipes a while longer.
+            return Ok(None);
+        }
+        // Often enough to add nothing noticeable to a push of tens of
+        // milliseconds; a wait in the kernel would need a thread per
+        // child to be stopped from here.
+        std::thread::sleep((deadline - now).min(Duration::from_millis(2)));
+    };
+    Ok(Some(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }))
 }
 
 /// The outcome of a push that failed: the server's words are shown, and a
