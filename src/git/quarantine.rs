@@ -65,6 +65,24 @@ impl Quarantine {
         changed_notes(self, old, new)
     }
 
+    /// The message of commit `id`.
+    pub fn commit_message(&mut self, id: ObjectId) -> Result<Vec<u8>, GitError> {
+        // Far more than a request's message needs; a commit is headers
+        // and a message, not content.
+        const MAX_COMMIT: usize = 1 << 20;
+        let fail = |e: &dyn std::fmt::Display| GitError::op(format!("read commit {id}"), e);
+        let object = self.object(id, MAX_COMMIT)?;
+        if object.kind != Kind::Commit {
+            return Err(fail(&format!("it is a {}", object.kind)));
+        }
+        let data = object
+            .data
+            .ok_or_else(|| fail(&format!("it is {} bytes long", object.size)))?;
+        let commit =
+            gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1).map_err(|e| fail(&e))?;
+        Ok(commit.message.to_vec())
+    }
+
     /// The content of blob `id` if it is at most `max` bytes; `Err(size)`
     /// with its size otherwise.
     pub fn blob_within(

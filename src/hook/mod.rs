@@ -6,9 +6,11 @@
 //! - `updates`: the `<old> <new> <ref>` lines receive hooks read.
 //! - `result`: the result note a server writes for each request.
 //! - `requests`: the names of the per-request protocol's references.
+//! - `branches`: which branches requests may write.
 //!
 //! What each hook does is in `cli/hook/`; nothing here touches git objects.
 
+pub mod branches;
 pub mod install;
 pub mod requests;
 pub mod result;

@@ -5,7 +5,7 @@
 //! --parse`, or [`request_of`]):
 //!
 //! ```text
-//! Clada-Status: success | partial | failed | rejected | branch_moved | fatal | stale | ambiguous | error
+//! Clada-Status: success | partial | failed | rejected | branch_moved | fatal | stale | ambiguous | refused | error
 //! Clada-Request: <blob id of the inbox note answered>
 //! Clada-Request-Ref: <refs/clada/inbox/<id>>  (a request of its own)
 //! Clada-Branch: <branch>                  (when one was chosen)
@@ -17,7 +17,8 @@ use crate::git::ObjectId;
 /// Everything a result note says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultNote {
-    /// A status of the apply report, or `stale`, `ambiguous`, `error`.
+    /// A status of the apply report, or `stale`, `ambiguous`, `refused`,
+    /// `error`.
     pub status: String,
     /// The inbox note answered.
     pub request: ObjectId,

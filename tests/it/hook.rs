@@ -1338,3 +1338,60 @@ fn push_reply_stops_a_push_that_does_not_finish_in_time() {
         "{said}"
     );
 }
+
+#[test]
+fn server_branches_limits_the_branches_requests_may_write() {
+    let s = setup();
+    ok(
+        &s.server,
+        &["config", "clada.serverBranches", "agents/*, scratch"],
+    );
+    let main = ok(&s.server, &["rev-parse", "main"]);
+    // A request for main is refused at the push, with the reason.
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("is for main, which requests may not write on this server (git config clada.serverBranches: agents/* scratch)"),
+        "{said}"
+    );
+    assert_eq!(
+        ok(&s.server, &["for-each-ref", "refs/clada/"]),
+        "",
+        "nothing stored"
+    );
+    // A note on a commit that is main's tip and no allowed branch's is
+    // answered `refused`; where an allowed branch is there too, that one
+    // is written and main is not.
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    note(&s.client, "HEAD", EDIT);
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("refused"), "{found}");
+    assert!(found.contains("requests may not write main"), "{found}");
+    ok(
+        &s.client,
+        &["push", "-q", "origin", "HEAD:refs/heads/agents/one"],
+    );
+    note(&s.client, "HEAD", &format!("Once more. {EDIT}"));
+    let pushed = push_inbox(&s.client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(&s.client);
+    let found = result(&s.client, &tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Branch"), Some("agents/one"));
+    assert_eq!(ok(&s.server, &["rev-parse", "main"]), main);
+    assert_eq!(ok(&s.server, &["show", "agents/one:a.txt"]), "hello");
+    // A pattern that is none refuses every request (fails closed).
+    ok(&s.server, &["config", "clada.serverBranches", "agents/["]);
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("git config clada.serverBranches: \"agents/[\" is not a branch pattern"),
+        "{}",
+        text(&out.stderr)
+    );
+}

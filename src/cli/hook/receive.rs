@@ -26,8 +26,9 @@ use crate::git::inbox::Note;
 use crate::git::lock::Claim;
 use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
+use crate::hook::branches::Allowed;
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, request_of};
+use crate::hook::result::{ResultNote, branch_of, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -53,6 +54,8 @@ pub(super) struct Server {
     pub(super) lock_timeout: Duration,
     /// `clada.syntax`: how notes are read.
     pub(super) syntax: syntax_::Choice,
+    /// `clada.serverBranches`: the branches requests may write.
+    branches: Allowed,
 }
 
 impl Server {
@@ -90,7 +93,12 @@ impl Server {
         let lock_timeout = layers
             .get(None, "lockTimeout", parse_duration, "a duration")?
             .unwrap_or(Duration::from_secs(60));
+        let branches = Allowed::parse(layers.get_list("serverBranches")?).map_err(|e| {
+            CliError::new(format!("git config clada.serverBranches: {e}"))
+                .hint("patterns of branch names, like agents/* (doc/hooks.md)")
+        })?;
         Ok(Server {
+            branches,
             inbox,
             results,
             run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
@@ -274,6 +282,20 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
             return Ok(Outcome::Failed);
         }
         notes.extend(found);
+    }
+    for (id, commit) in &created {
+        let message = quarantine.commit_message(*commit).map_err(git)?;
+        if let Some(branch) = branch_of(&message)
+            && !server.branches.allows(&branch)
+        {
+            say!(
+                out,
+                "clada: push rejected: {} is for {branch}, which requests may not write on this server (git config clada.serverBranches: {}); send it for one of those branches",
+                request_ref(id),
+                server.branches.describe()
+            );
+            return Ok(Outcome::Failed);
+        }
     }
     if let Some(why) = server.too_many(notes.len()) {
         say!(out, "clada: push rejected: {why}");
@@ -542,14 +564,24 @@ enum Choice {
     One(String),
     None,
     Many(Vec<String>),
+    /// Branches are there, but requests may not write any of them.
+    Refused(Vec<String>),
 }
 
 fn choose(
     repo: &Repository,
     target: ObjectId,
     pushed: &[(String, ObjectId)],
+    allowed: &Allowed,
 ) -> Result<Choice, CliError> {
-    let tips = repo.branches_at(target).map_err(git)?;
+    let (tips, refused): (Vec<String>, Vec<String>) = repo
+        .branches_at(target)
+        .map_err(git)?
+        .into_iter()
+        .partition(|b| allowed.allows(b));
+    if tips.is_empty() && !refused.is_empty() {
+        return Ok(Choice::Refused(refused));
+    }
     Ok(match tips.len() {
         0 => Choice::None,
         1 => Choice::One(tips[0].clone()),
@@ -599,7 +631,20 @@ pub(super) fn answer(
         post: None,
         body: String::new(),
     };
+    let refused = |result: &mut ResultNote, names: &[&str]| {
+        result.status = "refused".into();
+        result.body = format!(
+            "refused: requests may not write {} on this server (git config clada.serverBranches: {}); the request was not applied.\n    send it for one of those branches\n",
+            names.join(", "),
+            server.branches.describe()
+        );
+    };
     let choice = match wanted {
+        Some(name) if !server.branches.allows(name) => {
+            result.branch = Some(short_branch(name).to_string());
+            refused(&mut result, &[short_branch(name)]);
+            return Ok(result);
+        }
         Some(name) if repo.ref_target(name).map_err(git)? == Some(note.target) => {
             Choice::One(name.to_string())
         }
@@ -612,7 +657,7 @@ pub(super) fn answer(
             );
             return Ok(result);
         }
-        None => choose(repo, note.target, pushed)?,
+        None => choose(repo, note.target, pushed, &server.branches)?,
     };
     let branch = match choice {
         Choice::One(branch) => branch,
@@ -622,6 +667,11 @@ pub(super) fn answer(
                 "stale: {short} is not the tip of any branch; the request was not applied.\n    fetch, and send the reply again as a note on the tip of the branch you mean (git notes --ref {} add -F reply.md origin/<branch>)\n",
                 server.inbox
             );
+            return Ok(result);
+        }
+        Choice::Refused(tips) => {
+            let names: Vec<&str> = tips.iter().map(|b| short_branch(b)).collect();
+            refused(&mut result, &names);
             return Ok(result);
         }
         Choice::Many(tips) => {
