@@ -69,13 +69,30 @@ fn holder_alive(content: &str) -> bool {
     };
     let start = parts.next().unwrap_or("?");
     if !Path::new("/proc/self").exists() {
-        // No /proc: cannot tell, so never break a lock we cannot judge.
-        return true;
+        // No /proc (macOS, BSDs): whether the pid is in use is all the
+        // system says. A reused pid keeps a dead holder's lock for as long
+        // as the new process lives; never breaking one would be worse.
+        return pid_in_use(pid);
     }
     match identity(pid) {
         None => false,
         Some(now) => start == "?" || now == format!("{pid} {start}"),
     }
+}
+
+/// Whether a process with this pid exists (`kill(pid, 0)`; one we may not
+/// signal exists too).
+fn pid_in_use(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 only checks; it has no memory-safety
+    // preconditions.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// A process's claim on a piece of work (a server's pending request): a
@@ -323,6 +340,17 @@ fn break_stale(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pid_is_in_use_while_its_process_lives() {
+        // What holders are judged by where there is no /proc.
+        assert!(pid_in_use(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!pid_in_use(pid), "a reaped child's pid {pid}");
+        assert!(!pid_in_use(0) && !pid_in_use(u32::MAX));
+    }
 
     #[test]
     fn second_holder_times_out_and_release_frees_it() {
