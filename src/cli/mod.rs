@@ -103,7 +103,9 @@ pub enum Command {
     /// pushes fail. A request whose post-receive was stopped is answered by
     /// the next push to the repository, or by `hook recover`. The shared
     /// inbox (a note in refs/notes/clada-inbox, pushed forced) still works.
-    /// doc/hooks.md has the whole protocol.
+    /// The hooks write branches past a forge's branch protection: name the
+    /// ones requests may write with `git config clada.serverBranches
+    /// 'agents/*'`. doc/hooks.md has the whole protocol.
     Hook(hook::HookArgs),
     // Its help is on its argument struct.
     PushReply(push_reply::PushReplyArgs),
