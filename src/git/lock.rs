@@ -130,9 +130,12 @@ pub fn claimed(path: &Path) -> bool {
 }
 
 /// The record of git lock files a reference update is about to take
-/// (`clada-ref-intent` in the git dir), removed when the update is done.
-/// A clada killed in between leaves it; the next one, breaking the dead
-/// holder's lock, removes exactly those lock files.
+/// (`clada-ref-intent` in the git dir), emptied when the update is done.
+/// A clada killed in between leaves it full; the next one, breaking the
+/// dead holder's lock, removes exactly those lock files. The file stays,
+/// empty: making it afresh for every update (a server hook makes five
+/// per request) costs a new inode each time, which on a busy file system
+/// is the dearest part of writing a reference.
 pub struct RefIntent {
     path: Option<PathBuf>,
 }
@@ -167,9 +170,17 @@ impl RefIntent {
 impl Drop for RefIntent {
     fn drop(&mut self) {
         if let Some(path) = &self.path {
-            let _ = std::fs::remove_file(path);
+            empty(path);
         }
     }
+}
+
+/// Empties the intent record at `path`, if there is one (never makes it).
+fn empty(path: &Path) {
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path);
 }
 
 /// Removes the git lock files a dead clada recorded that it was taking,
@@ -180,6 +191,10 @@ fn remove_intended_locks(git_dir: &Path) {
     let Ok(text) = std::fs::read_to_string(&intent) else {
         return;
     };
+    if text.is_empty() {
+        // No update was under way.
+        return;
+    }
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let Some(recorded) = modified(&intent) else {
         return;
@@ -217,7 +232,7 @@ fn remove_intended_locks(git_dir: &Path) {
             );
         }
     }
-    let _ = std::fs::remove_file(intent);
+    empty(&intent);
 }
 
 /// Who holds clada's lock in `git_dir`, as a read-only look (`status`).
@@ -404,7 +419,9 @@ mod tests {
             other.exists(),
             "a lock it did not record may be a running git's"
         );
-        assert!(!git.join(INTENT).exists());
+        // Emptied (it stays: remade for every update, it would cost an
+        // inode each time), so the next breaker finds nothing to remove.
+        assert_eq!(std::fs::read_to_string(git.join(INTENT)).unwrap(), "");
         drop(lock);
     }
 
