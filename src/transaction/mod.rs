@@ -515,12 +515,21 @@ pub fn apply(
         // The reply's changes against the working tree as it is (pre), so
         // that git apply takes them there; your own work is listed apart.
         let diff = diff::unified_diff(repo, snapshot.tree, post_tree, &changed)?;
-        let mut o = match &verified {
-            Some(v) if !v.passed => Applied::new(
-                Ending::Failed,
-                format!("dry run: nothing was changed; {} ({tally})", v.message),
+        // The status the apply would have: a failed verify, or a failed
+        // task with --atomic, would leave the branch where it is.
+        let refused = match &verified {
+            Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
+            _ if settings.atomic && !tally.all_succeeded() => {
+                Some(format!("a task failed and --atomic is set ({tally})"))
+            }
+            _ => None,
+        };
+        let mut o = match refused {
+            Some(why) => Applied::new(
+                Ending::Rejected,
+                format!("dry run: nothing was changed; it would not be applied: {why}"),
             ),
-            _ => Applied::new(
+            None => Applied::new(
                 Ending::by_tally(tally, true),
                 format!("dry run: nothing was changed ({tally})"),
             ),

@@ -417,6 +417,35 @@ fn verify_decides_whether_the_branch_moves() {
     );
     assert!(text.contains("refs/clada/rejected/1"), "{text}");
     assert_eq!(out(dir.path(), &["rev-parse", "HEAD"]), head);
+    // A dry run says what the apply would: rejected, and nothing kept.
+    let dry = apply(
+        dir.path(),
+        &[
+            "--dry-run",
+            "--format",
+            "json",
+            "--verify",
+            "grep -q fine a.txt",
+            "-",
+        ],
+        edit,
+    )
+    .code(1);
+    let report = json(&dry);
+    assert_eq!(report["status"], "rejected", "{report}");
+    assert_eq!(report["rejected_ref"], serde_json::Value::Null, "{report}");
+    assert!(
+        report["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("it would not be applied")),
+        "{report}"
+    );
+    assert_eq!(
+        out(dir.path(), &["for-each-ref", "refs/clada/rejected/"])
+            .lines()
+            .count(),
+        1
+    );
     assert_eq!(read(dir.path(), "a.txt"), "a\n");
     assert_eq!(
         out(dir.path(), &["show", "refs/clada/rejected/1:a.txt"]),
