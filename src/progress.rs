@@ -27,6 +27,22 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 /// erasing and writing other output ([`above`]).
 static SHOWN: Mutex<bool> = Mutex::new(false);
 
+/// [`SHOWN`] as a signal handler may read it (no lock there).
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
+
+/// Erases the progress line from a signal handler (Ctrl-C during a long
+/// RUN), so that the shell's prompt does not land after it: only an
+/// atomic load and write(2), both async-signal-safe.
+pub fn erase_from_signal_handler() {
+    if ON_SCREEN.load(Ordering::SeqCst) {
+        const CLEAR: &[u8] = b"\r\x1b[K";
+        // SAFETY: write(2) reads CLEAR.len() bytes from a static buffer.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, CLEAR.as_ptr().cast(), CLEAR.len());
+        }
+    }
+}
+
 /// Turns progress on or off for the rest of the process.
 pub fn enable(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
@@ -53,6 +69,7 @@ fn erase(shown: &mut bool) {
         let _ = err.write_all(b"\r\x1b[K");
         let _ = err.flush();
         *shown = false;
+        ON_SCREEN.store(false, Ordering::SeqCst);
     }
 }
 
@@ -113,6 +130,7 @@ impl Ticker {
                     let _ = write!(err, "\r\x1b[K{line}");
                     let _ = err.flush();
                     *shown = true;
+                    ON_SCREEN.store(true, Ordering::SeqCst);
                     wait = Duration::from_millis(200);
                 }
             })
@@ -179,18 +197,32 @@ fn width() -> usize {
 }
 
 /// `text` made one terminal line: control characters blanked, cut to
-/// fewer than `width` characters (a line that wrapped could not be erased).
+/// fewer than `width` columns (a line that wrapped could not be erased).
+/// A character other than ASCII counts as two columns, as a wide (CJK)
+/// one takes: a line of accented letters may be cut a little short, but
+/// none wraps.
 fn fit(text: &str, width: usize) -> String {
     let max = width.saturating_sub(1).max(1);
-    let mut line: String = text
+    let columns = |c: char| if c.is_ascii() { 1 } else { 2 };
+    let line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if line.chars().count() > max {
-        line = line.chars().take(max.saturating_sub(1)).collect();
-        line.push('…');
+    if line.chars().map(columns).sum::<usize>() <= max {
+        return line;
     }
-    line
+    // Room for the ellipsis (one column).
+    let mut room = max.saturating_sub(1);
+    let mut cut = String::new();
+    for c in line.chars() {
+        if columns(c) > room {
+            break;
+        }
+        room -= columns(c);
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
 }
 
 /// Elapsed time as a person reads it: `4s`, `1m 05s`, `1h 02m`.
@@ -219,6 +251,10 @@ mod tests {
         assert_eq!(fit("RUN\tmake\x1b[2J", 80), "RUN make [2J");
         assert_eq!(fit("abcdefghij", 6), "abcd…");
         assert_eq!(fit("abcde", 6), "abcde");
+        // Wide characters take two columns each: 5 columns of room.
+        assert_eq!(fit("日本語の", 6), "日本…");
+        assert_eq!(fit("日本", 6), "日本");
+        assert_eq!(fit("a日本語", 6), "a日…");
     }
 
     #[test]

@@ -175,3 +175,31 @@ fn no_progress_when_stderr_is_not_a_terminal() {
     assert!(!both.contains("running for"), "{both:?}");
     assert!(!both.contains("Checking out"), "{both:?}");
 }
+
+#[test]
+fn ctrl_c_during_a_long_run_leaves_no_progress_line() {
+    // The command interrupts clada itself once its line is drawn, as
+    // Ctrl-C on the terminal would (it runs in a group of its own, so
+    // only clada gets the terminal's SIGINT).
+    const INTERRUPTS: &str = "python3 -c \"import os, signal, time; print('one', flush=True); time.sleep(0.8); os.kill(os.getppid(), signal.SIGINT); time.sleep(5)\"";
+    let dir = repo(&[("a.txt", "a\n")]);
+    clada(dir.path(), dir.path())
+        .args(["allow", INTERRUPTS])
+        .assert()
+        .success();
+    let outside = scratch();
+    let reply = outside.path().join("reply.md");
+    std::fs::write(&reply, format!("<---RUN--->\n{INTERRUPTS}\n<---END--->\n")).unwrap();
+    let out = apply_on_terminal(dir.path(), &reply, &[], None);
+    assert!(!out.status.success(), "{}", out.text);
+    assert!(
+        out.text.contains("running for 0s"),
+        "the line was drawn: {:?}",
+        out.text
+    );
+    let lines = screen(&out.text);
+    assert!(
+        !lines.iter().any(|l| l.contains("running for")),
+        "{lines:#?}"
+    );
+}
