@@ -14,6 +14,11 @@ user_path=$PATH
 install_root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
 # Absolute, as it is printed for PATH (cargo reads a relative one from here).
 case $install_root in /*) ;; *) install_root=$PWD/$install_root ;; esac
+# Without trailing slashes: `CARGO_HOME=~/.cargo/` would be printed, and
+# looked for on PATH, as ~/.cargo//bin.
+while [ "$install_root" != / ] && [ "${install_root%/}" != "$install_root" ]; do
+    install_root=${install_root%/}
+done
 bin_dir=$install_root/bin
 # man-db looks for pages beside each bin directory on PATH: <prefix>/share/man.
 man_dir=$install_root/share/man/man1
@@ -64,7 +69,7 @@ echo "Next: 'git clada prompt' prints the guide to give your model; 'git help cl
 # Whether a new shell finds this git-clada (first on its PATH).
 echo
 found=$(PATH=$user_path; hash -r; command -v git-clada || true)
-if [ "$found" = "$bin_dir/git-clada" ]; then
+if [ -n "$found" ] && { [ "$found" = "$bin_dir/git-clada" ] || [ "$found" -ef "$bin_dir/git-clada" ]; }; then
     echo "==> git clada is ready: $bin_dir is on your PATH."
 else
     if [ -n "$found" ]; then
@@ -74,7 +79,8 @@ else
     fi
     echo "    Add this line to your shell's start-up file (~/.bashrc, ~/.zshrc, ~/.profile) and open a new shell:"
     echo
-    echo "    export PATH=\"$bin_dir:\$PATH\""
+    # Quoted for the shell: a directory may hold spaces or quotes.
+    printf '    export PATH=%q:"$PATH"\n' "$bin_dir"
     echo
-    echo "    (fish: fish_add_path $bin_dir)"
+    printf '    (fish: fish_add_path %q)\n' "$bin_dir"
 fi

@@ -115,7 +115,7 @@ fn cargo_install_root_gets_binary_and_man_page_and_the_path_line_is_printed() {
     );
     assert!(
         run.stdout
-            .contains(&format!("    export PATH=\"{}:$PATH\"\n", bin.display())),
+            .contains(&format!("    export PATH={}:\"$PATH\"\n", bin.display())),
         "{}",
         run.stdout
     );
@@ -135,4 +135,37 @@ fn cargo_home_with_its_bin_on_path_is_ready() {
         run.stdout
     );
     assert!(!run.stdout.contains("export PATH"), "{}", run.stdout);
+}
+
+#[test]
+fn a_trailing_slash_or_a_space_in_the_root_is_said_right() {
+    // CARGO_HOME=…/cargo-home/ with …/cargo-home/bin on PATH: ready.
+    let run = run_try(&[("CARGO_HOME", "cargo-home/")], Some("cargo-home/bin"));
+    let bin = run.dir.path().join("cargo-home/bin");
+    assert!(
+        run.stdout.contains(&format!(
+            "git clada is ready: {} is on your PATH.",
+            bin.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    // A root with a space: the line to add works when pasted into a shell.
+    let run = run_try(&[("CARGO_INSTALL_ROOT", "my root")], None);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("export PATH="))
+        .unwrap_or_else(|| panic!("{}", run.stdout))
+        .trim()
+        .to_string();
+    let echoed = Command::new("bash")
+        .args(["-c", &format!("PATH=/x; {line}; printf %s \"$PATH\"")])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&echoed.stdout),
+        format!("{}:/x", run.dir.path().join("my root/bin").display()),
+        "{line}"
+    );
 }
