@@ -47,8 +47,11 @@ const PROGRAM: &str = "git-clada";
 const GIT_BASH_BRIDGE: &str = r#"
 # git's completion (`git clada <TAB>`) calls _git_clada when it exists.
 _git_clada() {
-    local COMP_WORDS=(git-clada "${words[@]:2}")
-    local COMP_CWORD=$((cword - 1))
+    # `clada` is words[__git_cmd_idx]: after git's own options
+    # (`git -C dir clada …`); older git's completion has no index.
+    local start=$(( ${__git_cmd_idx:-1} + 1 ))
+    local COMP_WORDS=(git-clada "${words[@]:start}")
+    local COMP_CWORD=$((cword - start + 1))
     local COMP_LINE="${COMP_WORDS[*]}"
     local COMP_POINT=${#COMP_LINE}
     local cur_word="${COMP_WORDS[COMP_CWORD]}"

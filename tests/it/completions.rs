@@ -108,6 +108,15 @@ fn git_s_bash_completion_completes_git_clada() {
     };
     // git's completion is `-o nospace`: a whole word comes with its space.
     assert_eq!(complete_in_bash(git_completion, "git clada ap"), ["apply "]);
+    // After git's own options, even one that looks like a subcommand.
+    assert_eq!(
+        complete_in_bash(git_completion, "git -C undo clada ap"),
+        ["apply "]
+    );
+    assert_eq!(
+        complete_in_bash(git_completion, "git -C apply clada completions f"),
+        ["fish "]
+    );
     let mut steps = complete_in_bash(git_completion, "git clada step-");
     steps.sort();
     assert_eq!(steps, ["step-back ", "step-forward "]);
