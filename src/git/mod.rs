@@ -30,6 +30,7 @@ mod ignored;
 pub mod inbox;
 mod index_file;
 pub mod lock;
+mod parameters;
 pub mod paths;
 pub mod quarantine;
 pub mod scratch;
@@ -123,8 +124,24 @@ impl Drop for Repository {
 /// A `git config` value from the system and global files alone, for a
 /// command run outside any repository (`color.ui` for `git clada parse`).
 pub fn global_config_string(key: &str) -> Option<String> {
+    // `git -c key=value clada …` first, as git would have it.
+    let given = parameters::from_env()
+        .into_iter()
+        .rev()
+        .find_map(|setting| {
+            let (name, value) = setting.split_once('=').unwrap_or((&setting, "true"));
+            name.eq_ignore_ascii_case(key).then(|| value.to_string())
+        });
+    if given.is_some() {
+        return given;
+    }
     let file = gix::config::File::from_globals().ok()?;
     file.string(key).map(|v| v.to_string())
+}
+
+/// How gix opens a repository here: with the settings `git -c` passed on.
+fn open_options(options: gix::open::Options) -> gix::open::Options {
+    options.cli_overrides(parameters::from_env())
 }
 
 impl Repository {
@@ -190,11 +207,19 @@ impl Repository {
                 });
             }
         }
-        let mut repo =
-            gix::discover_with_environment_overrides(dir).map_err(|e| GitError::Open {
-                path: dir.to_path_buf(),
-                message: e.to_string(),
-            })?;
+        let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+        trust.full = open_options(trust.full);
+        trust.reduced = open_options(trust.reduced);
+        let mut repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| GitError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
         // Objects are written and read a lot within one process; a bigger
         // cache than the default costs little.
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
@@ -210,7 +235,8 @@ impl Repository {
             message: e.to_string(),
         };
         let absolute = std::path::absolute(git_dir).map_err(|e| fail(&e))?;
-        let mut repo = gix::open(absolute).map_err(|e| fail(&e))?;
+        let mut repo = gix::open_opts(absolute, open_options(gix::open::Options::default()))
+            .map_err(|e| fail(&e))?;
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
         Ok(Repository::new(repo))
     }

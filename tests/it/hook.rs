@@ -1395,3 +1395,48 @@ fn server_branches_limits_the_branches_requests_may_write() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn settings_given_to_git_with_c_reach_clada() {
+    // `git -c key=value clada …`: git passes them in
+    // GIT_CONFIG_PARAMETERS, which clada reads as git would.
+    let s = setup();
+    std::fs::write(
+        s.client.join(".git/r.md"),
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+    )
+    .unwrap();
+    let out = git_cmd(
+        &s.client,
+        &["-c", "clada.format=json", "clada", "apply", ".git/r.md"],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+    assert_eq!(report["status"], "success", "{report}");
+    // Outside a repository too (`parse` reads color.ui from git's files).
+    std::fs::write(
+        s.root.path().join("broken.md"),
+        "<---WRITE--->\nb\n<---END--->\n",
+    )
+    .unwrap();
+    let parse = |color: &str| {
+        let out = git_cmd(
+            s.root.path(),
+            &[
+                "-c",
+                &format!("color.ui={color}"),
+                "clada",
+                "parse",
+                "broken.md",
+            ],
+        )
+        .output()
+        .unwrap();
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    };
+    assert!(parse("always").contains('\u{1b}'), "{}", parse("always"));
+    assert!(!parse("never").contains('\u{1b}'), "{}", parse("never"));
+}
