@@ -5,7 +5,7 @@ Usage: http_push.py CLADA_BIN [--agents 1,4,16] [--rounds 15] [--warmup 2]
 
 Serves bare repositories with scripts/git-http-server.sh (lighttpd running
 `git http-backend` as www-data, clada's server hooks installed; needs root
-and lighttpd) on a free 127.0.0.1 port. For each number of agents N, a
+and lighttpd) on a 127.0.0.1 port of its own. For each number of agents N, a
 repository of its own with one branch per agent, and N clones. Each round
 runs the three scenarios, all N agents at once (threads, started
 together), in an order that rotates from round to round:
@@ -28,9 +28,11 @@ agent's command to the end of the last). Prints a table and writes
 bench/out/http_push.json.
 """
 
+import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -84,29 +86,42 @@ def git(env, cwd, *argv, check=True):
     return out
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def served_id(port):
+    """What the server on PORT serves at /id, or None."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+    try:
+        conn.request("GET", "/id")
+        r = conn.getresponse()
+        return r.read().decode().strip() if r.status == 200 else None
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
 
 
 def start_server(root, bin_path):
-    for _ in range(5):
-        port = free_port()
+    """lighttpd serving ROOT/repos; returns (process, base URL of the
+    repositories). The port is bound here and the socket handed to it, so
+    no other server can take it first, and the URLs start with an id no
+    other server serves."""
+    server_id = os.path.basename(root)
+    with socket.socket() as s, open(os.path.join(root, "server.log"), "wb") as log:
+        s.bind(("127.0.0.1", 0))
+        s.listen(128)
+        port = s.getsockname()[1]
         proc = subprocess.Popen(
-            ["bash", SCRIPT, "run", root, str(port), bin_path],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["bash", SCRIPT, "run", root, str(port), server_id, bin_path],
+            stdin=s, stdout=subprocess.DEVNULL, stderr=log,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return proc, port
-            except OSError:
-                time.sleep(0.02)
-        proc.kill()
-        proc.wait()
-    sys.exit("lighttpd did not start: " + open(os.path.join(root, "error.log")).read())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        if served_id(port) == server_id:
+            return proc, f"http://127.0.0.1:{port}/{server_id}/git"
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    logs = [open(os.path.join(root, f), errors="replace").read() for f in ("server.log", "error.log")]
+    sys.exit("lighttpd did not start:\n" + "\n".join(logs))
 
 
 def at_once(n, work):
@@ -134,13 +149,13 @@ def at_once(n, work):
     return times, max(marks) - min(marks)
 
 
-def bench(opts, root, port, n):
+def bench(opts, root, base, n):
     env = client_env(opts["bin"], root)
     name = f"n{n}"
     out = subprocess.run(["bash", SCRIPT, "repo", root, name, opts["bin"]], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(out.stderr)
-    url = f"http://127.0.0.1:{port}/git/{name}.git"
+    url = f"{base}/{name}.git"
     seed = os.path.join(root, f"{name}-seed")
     git(env, root, "clone", "-q", url, seed)
     with open(os.path.join(seed, "a.txt"), "w") as f:
@@ -223,11 +238,11 @@ def main():
         sys.exit("cannot run the HTTP server here: " + check.stderr.strip())
     root = tempfile.mkdtemp(prefix="clada-http-bench-")
     os.chmod(root, 0o755)
-    proc, port = start_server(root, opts["bin"])
+    proc, base = start_server(root, opts["bin"])
     report = {}
     try:
         for n in opts["agents"]:
-            report[n] = bench(opts, root, port, n)
+            report[n] = bench(opts, root, base, n)
     finally:
         proc.kill()
         proc.wait()

@@ -1,12 +1,19 @@
 //! The server hooks behind a real git server: lighttpd running `git
 //! http-backend` as www-data, with no HOME and a web server's PATH
 //! (`scripts/git-http-server.sh`), and clients pushing over
-//! `http://127.0.0.1:PORT/`. Each test starts its own server on a free
-//! port and stops it when done. Where the server cannot run (not root, no
-//! lighttpd), a test says why on standard error and passes without
-//! checking anything: .ci/run installs what it needs.
+//! `http://127.0.0.1:PORT/`. Each test starts its own server and stops it
+//! when done. Where the server cannot run (not root, no lighttpd), a test
+//! says why on standard error and passes without checking anything:
+//! .ci/run installs what it needs.
+//!
+//! Tests run in parallel, each with a server, so no test may reach
+//! another's: the test binds the port and hands the listening socket to
+//! lighttpd (nothing else can take the port in between), and every URL
+//! starts with the server's own id, which no other server serves.
 
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -23,17 +30,26 @@ pub(crate) struct HttpServer {
     root: tempfile::TempDir,
     child: Child,
     port: u16,
+    /// The first segment of the server's URLs (`url`), unique to it.
+    id: String,
     /// The git-clada the server runs: the built one, linked (or copied)
     /// into the server's directory, where www-data can reach it even when
     /// the build is under a directory it cannot enter (root's home).
     bin: PathBuf,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port on 127.0.0.1")
-        .port()
+/// What the server on `port` serves at `/id`, if it answers in time.
+fn served_id(port: u16) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    stream
+        .write_all(b"GET /id HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .ok()?;
+    let mut got = Vec::new();
+    stream.read_to_end(&mut got).ok()?;
+    let got = String::from_utf8_lossy(&got);
+    let (head, body) = got.split_once("\r\n\r\n")?;
+    (head.split(' ').nth(1) == Some("200")).then(|| body.trim().to_string())
 }
 
 impl HttpServer {
@@ -66,44 +82,63 @@ impl HttpServer {
             eprintln!("SKIPPED: no HTTP git server can run here: {}", why.trim());
             return None;
         }
-        // A port found free can be taken before lighttpd binds it: try again.
-        for _ in 0..5 {
-            let port = free_port();
-            let mut child = Command::new("bash")
-                .args([SCRIPT, "run"])
-                .arg(root.path())
-                .arg(port.to_string())
-                .arg(&bin)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start lighttpd");
-            let start = Instant::now();
-            loop {
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(HttpServer {
-                        root,
-                        child,
-                        port,
-                        bin,
-                    });
-                }
-                if child.try_wait().expect("poll lighttpd").is_some() {
-                    break;
-                }
-                if start.elapsed() > Duration::from_secs(10) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+        // The temporary directory's name, unique among those that exist.
+        let id: String = root
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a temporary directory has a name")
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect();
+        // Bound here and given to lighttpd as it starts: the port is never
+        // free for another test's server to take.
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
+        let port = listener.local_addr().expect("the bound address").port();
+        let log = std::fs::File::create(root.path().join("server.log")).expect("create server.log");
+        let child = Command::new("bash")
+            .args([SCRIPT, "run"])
+            .arg(root.path())
+            .arg(port.to_string())
+            .arg(&id)
+            .arg(&bin)
+            .stdin(Stdio::from(OwnedFd::from(listener)))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start lighttpd");
+        // The `Command`, and with it this process's copy of the socket, is
+        // gone: if lighttpd stops, connecting fails rather than waits.
+        let mut server = HttpServer {
+            root,
+            child,
+            port,
+            id,
+            bin,
+        };
+        let start = Instant::now();
+        loop {
+            if let Some(id) = served_id(port) {
+                assert_eq!(id, server.id, "another server answered on port {port}");
+                return Some(server);
             }
+            let stopped = server.child.try_wait().expect("poll lighttpd").is_some();
+            if stopped || start.elapsed() > Duration::from_secs(30) {
+                panic!(
+                    "lighttpd did not start ({}); its output:\n{}\nits log:\n{}",
+                    if stopped {
+                        "it stopped"
+                    } else {
+                        "no answer in 30 s"
+                    },
+                    std::fs::read_to_string(server.root.path().join("server.log"))
+                        .unwrap_or_default(),
+                    std::fs::read_to_string(server.root.path().join("error.log"))
+                        .unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        panic!(
-            "lighttpd did not start; its log:\n{}",
-            std::fs::read_to_string(root.path().join("error.log")).unwrap_or_default()
-        );
     }
 
     /// A new bare repository `name` served with push enabled and clada's
@@ -121,7 +156,7 @@ impl HttpServer {
     }
 
     pub(crate) fn url(&self, name: &str) -> String {
-        format!("http://127.0.0.1:{}/git/{name}.git", self.port)
+        format!("http://127.0.0.1:{}/{}/git/{name}.git", self.port, self.id)
     }
 
     /// The repository `name` on the server's disk.
@@ -366,6 +401,24 @@ fn agents_at_once_never_reject_each_other_and_racers_on_one_branch_get_stale() {
     assert!(refs(&server, "demo", "refs/clada/inbox/").is_empty());
     assert_eq!(refs(&server, "demo", "refs/clada/results/").len(), 5);
     server.git("demo", &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_server_serves_its_own_repositories_only() {
+    let (Some(one), Some(other)) = (HttpServer::start(), HttpServer::start()) else {
+        return;
+    };
+    let root = scratch();
+    let url = one.repo("demo");
+    ok(root.path(), &["ls-remote", &url]);
+    ok(root.path(), &["ls-remote", &other.repo("demo")]);
+    // A repository of the same name, asked of the other server with the
+    // first one's URL, is not found: a test that reached another test's
+    // server would fail there, not go on.
+    assert_ne!(one.port, other.port);
+    let elsewhere = url.replace(&one.port.to_string(), &other.port.to_string());
+    let out = run(root.path(), &["ls-remote", &elsewhere]);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
 }
 
 /// `push-reply` with the hooks of its push stopped at `point`.
