@@ -100,10 +100,10 @@ def served_id(port):
 
 
 def start_server(root, bin_path):
-    """lighttpd serving ROOT/repos; returns (process, base URL of the
-    repositories). The port is bound here and the socket handed to it, so
-    no other server can take it first, and the URLs start with an id no
-    other server serves."""
+    """lighttpd serving ROOT/repos, leading a process group of its own;
+    returns (process, base URL of the repositories). The port is bound
+    here and the socket handed to it, so no other server can take it
+    first, and the URLs start with an id no other server serves."""
     server_id = os.path.basename(root)
     with socket.socket() as s, open(os.path.join(root, "server.log"), "wb") as log:
         s.bind(("127.0.0.1", 0))
@@ -111,17 +111,41 @@ def start_server(root, bin_path):
         port = s.getsockname()[1]
         proc = subprocess.Popen(
             ["bash", SCRIPT, "run", root, str(port), server_id, bin_path],
-            stdin=s, stdout=subprocess.DEVNULL, stderr=log,
+            stdin=s, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
         if served_id(port) == server_id:
             return proc, f"http://127.0.0.1:{port}/{server_id}/git"
         time.sleep(0.02)
-    proc.kill()
-    proc.wait()
+    stop_server(proc)
     logs = [open(os.path.join(root, f), errors="replace").read() for f in ("server.log", "error.log")]
     sys.exit("lighttpd did not start:\n" + "\n".join(logs))
+
+
+def group_runs(pgid):
+    """Whether a process of group PGID runs (zombies do not)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def stop_server(proc):
+    """Kills the server's process group: lighttpd and the programs it
+    started for requests, which would outlive lighttpd killed alone."""
+    deadline = time.monotonic() + 10
+    while True:
+        os.killpg(proc.pid, signal.SIGKILL)
+        if not group_runs(proc.pid) or time.monotonic() > deadline:
+            break
+        time.sleep(0.005)
+    proc.wait()
 
 
 def at_once(n, work):
@@ -244,8 +268,7 @@ def main():
         for n in opts["agents"]:
             report[n] = bench(opts, root, base, n)
     finally:
-        proc.kill()
-        proc.wait()
+        stop_server(proc)
         shutil.rmtree(root, ignore_errors=True)
     ms = lambda s: s * 1000
     print(f"{'agents':>6} {'note p50':>9} {'note mean':>9} {'push p50':>9} {'push mean':>9} {'ratio p50':>9} {'notes/s':>8} {'pushes/s':>8} {'no-fetch p50':>12} {'ratio':>6}")

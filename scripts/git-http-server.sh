@@ -25,7 +25,10 @@
 # the server's start, so no other server can take it, and lighttpd cannot
 # fail to bind it. ID (letters, digits, - and _) is the server's own: its
 # URLs under /ID/ are found on no other server, and /id says which server
-# answers.
+# answers. The caller starts `run` as the leader of a process group of its
+# own and stops it by killing the group: lighttpd's CGI programs (git
+# http-backend, git-receive-pack, the hooks) are in it, and outlive
+# lighttpd killed alone.
 #
 # Needs root (to start lighttpd, which drops to www-data, and to act as
 # www-data) and Debian's lighttpd package (.ci/run installs it).

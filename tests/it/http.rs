@@ -14,6 +14,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -27,8 +28,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_git-clada");
 
 /// A running server; stopped (and its files removed) when dropped.
 pub(crate) struct HttpServer {
+    /// Declared first, so dropped first: the server and every program it
+    /// started are gone before their directory is removed.
+    group: ServerGroup,
     root: tempfile::TempDir,
-    child: Child,
     port: u16,
     /// The first segment of the server's URLs (`url`), unique to it.
     id: String,
@@ -36,6 +39,93 @@ pub(crate) struct HttpServer {
     /// into the server's directory, where www-data can reach it even when
     /// the build is under a directory it cannot enter (root's home).
     bin: PathBuf,
+}
+
+/// lighttpd, leading a process group of its own that the programs it
+/// starts for a request (git http-backend, git-receive-pack, the hooks,
+/// all as www-data) join. Dropping it kills the whole group, and returns
+/// once none of them runs: lighttpd killed alone would leave a request's
+/// programs running on, in a directory about to be removed.
+struct ServerGroup(Child);
+
+impl ServerGroup {
+    /// Whether lighttpd runs. Asked of /proc, not of `Child::try_wait`,
+    /// which would reap it: see `drop`.
+    fn leader_runs(&self) -> bool {
+        ProcStat::of(self.0.id()).is_some_and(|s| s.runs())
+    }
+
+    /// Kills every process of the group (as root, the www-data ones too).
+    fn kill(&self) {
+        let pgid = libc::pid_t::try_from(self.0.id()).expect("a process id fits pid_t");
+        // SAFETY: kill(2) takes no pointer; a negative id names the group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+}
+
+impl Drop for ServerGroup {
+    fn drop(&mut self) {
+        // lighttpd is reaped last: until then its id, which is the group's,
+        // cannot be given to another process, so the group killed and
+        // waited for is this one.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // Again each round: a program may have been starting one.
+            self.kill();
+            let left = group_members(self.0.id());
+            if left.is_empty() {
+                break;
+            }
+            if Instant::now() > deadline {
+                eprintln!("warning: processes {left:?} of the HTTP server outlived SIGKILL");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// A process's state, parent, group and start time (/proc/PID/stat).
+struct ProcStat {
+    state: char,
+    ppid: u32,
+    pgrp: u32,
+    /// In clock ticks since boot: with the id, names one process even
+    /// after the id is given to another.
+    start: u64,
+}
+
+impl ProcStat {
+    fn of(pid: u32) -> Option<ProcStat> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid pgrp ...`: comm may hold spaces and
+        // parentheses, so the fields are counted from the last `)`.
+        let (_, rest) = stat.rsplit_once(')')?;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        Some(ProcStat {
+            state: fields.first()?.chars().next()?,
+            ppid: fields.get(1)?.parse().ok()?,
+            pgrp: fields.get(2)?.parse().ok()?,
+            start: fields.get(19)?.parse().ok()?,
+        })
+    }
+
+    /// Not a zombie, which runs no more and waits only to be reaped.
+    fn runs(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X')
+    }
+}
+
+/// The processes of process group `pgid` that still run.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| ProcStat::of(pid).is_some_and(|s| s.pgrp == pgid && s.runs()))
+        .collect()
 }
 
 /// What the server on `port` serves at `/id`, if it answers in time.
@@ -105,13 +195,15 @@ impl HttpServer {
             .stdin(Stdio::from(OwnedFd::from(listener)))
             .stdout(Stdio::null())
             .stderr(log)
+            .process_group(0)
             .spawn()
             .expect("start lighttpd");
         // The `Command`, and with it this process's copy of the socket, is
         // gone: if lighttpd stops, connecting fails rather than waits.
-        let mut server = HttpServer {
+        let group = ServerGroup(child);
+        let server = HttpServer {
+            group,
             root,
-            child,
             port,
             id,
             bin,
@@ -122,7 +214,7 @@ impl HttpServer {
                 assert_eq!(id, server.id, "another server answered on port {port}");
                 return Some(server);
             }
-            let stopped = server.child.try_wait().expect("poll lighttpd").is_some();
+            let stopped = !server.group.leader_runs();
             if stopped || start.elapsed() > Duration::from_secs(30) {
                 panic!(
                     "lighttpd did not start ({}); its output:\n{}\nits log:\n{}",
@@ -181,13 +273,6 @@ impl HttpServer {
             text(&out.stderr)
         );
         text(&out.stdout).trim().to_string()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -419,6 +504,61 @@ fn a_server_serves_its_own_repositories_only() {
     let elsewhere = url.replace(&one.port.to_string(), &other.port.to_string());
     let out = run(root.path(), &["ls-remote", &elsewhere]);
     assert!(!out.status.success(), "{}", text(&out.stdout));
+}
+
+#[test]
+fn stopping_the_server_stops_the_programs_of_a_push_in_flight() {
+    let Some(server) = HttpServer::start() else {
+        return;
+    };
+    let root = scratch();
+    let client = seeded(&server, root.path(), "demo");
+    // A pre-receive hook that says which process it is, then waits.
+    let repo = server.path("demo");
+    std::fs::write(
+        repo.join("hooks/pre-receive"),
+        "#!/bin/sh\necho $$ >pid.tmp && mv pid.tmp pid\nexec sleep 600\n",
+    )
+    .unwrap();
+    std::fs::write(client.join("b.txt"), "b\n").unwrap();
+    ok(&client, &["add", "b.txt"]);
+    ok(&client, &["commit", "-q", "-m", "add b"]);
+    let pushing = std::thread::spawn({
+        let client = client.clone();
+        move || run(&client, &["push", "-q", "origin", "main"])
+    });
+    let start = Instant::now();
+    let hook: u32 = loop {
+        if let Ok(pid) = std::fs::read_to_string(repo.join("pid")) {
+            break pid.trim().parse().unwrap();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the hook did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // The request's programs, from the hook up to lighttpd: git
+    // receive-pack, git http-backend.
+    let lighttpd = server.group.0.id();
+    let mut programs = Vec::new();
+    let mut pid = hook;
+    while pid != lighttpd {
+        let stat = ProcStat::of(pid).expect("a program of the request runs");
+        assert!(stat.runs() && programs.len() < 8, "{pid} is not lighttpd's");
+        programs.push((pid, stat.start));
+        pid = stat.ppid;
+    }
+    assert!(programs.len() >= 3, "{programs:?}");
+    drop(server);
+    for (pid, start) in programs {
+        assert!(
+            ProcStat::of(pid).is_none_or(|s| s.start != start || !s.runs()),
+            "process {pid} of the request outlived its server"
+        );
+    }
+    let pushed = pushing.join().unwrap();
+    assert!(!pushed.status.success(), "the push was cut short");
 }
 
 /// `push-reply` with the hooks of its push stopped at `point`.
