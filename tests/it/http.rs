@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::scratch;
+use crate::common::{faults_honoured, scratch};
 use crate::hook::{EDIT, git_cmd, ok, run, text, trailer};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/git-http-server.sh");
@@ -586,6 +586,12 @@ fn push_reply_killed_at(client: &Path, branch: &str, reply: &str, point: &str) -
 
 #[test]
 fn a_request_whose_hook_was_killed_mid_apply_is_answered_once_by_the_next_push() {
+    if !faults_honoured() {
+        eprintln!(
+            "SKIPPED: this git-clada (a release build) ignores CLADA_FAULT, and no hook can be killed mid-apply"
+        );
+        return;
+    }
     let Some(server) = HttpServer::start() else {
         return;
     };
@@ -665,7 +671,8 @@ fn request_id(n: usize, agent: usize) -> String {
 /// (CLADA_LOAD_SECS, default 20), on two repositories: six racing on one
 /// branch, four on branches of their own, four more on branches of their
 /// own in the other repository, two racing there; every fifth request
-/// broken, and one hook killed mid-apply. Then: every request taken was
+/// broken, and one hook killed mid-apply (where git-clada honours
+/// CLADA_FAULT: not in a release build). Then: every request taken was
 /// answered exactly once, no broken one was, each branch's history is
 /// linear with one post commit per success, and `git fsck` is clean.
 /// `cargo test --test it -- --ignored load` (prints its numbers).
@@ -679,6 +686,10 @@ fn load_sixteen_agents_pushing_requests_over_http() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
+    let kill = faults_honoured();
+    if !kill {
+        eprintln!("load: this git-clada (a release build) ignores CLADA_FAULT: no hook is killed");
+    }
     let root = scratch();
     let repos = ["alpha", "beta"];
     for name in repos {
@@ -716,7 +727,7 @@ fn load_sixteen_agents_pushing_requests_over_http() {
                             &["update-ref", &format!("refs/heads/{branch}"), "FETCH_HEAD"],
                         );
                         let broken = n % 5 == 0;
-                        let killed = agent == 7 && n == 2;
+                        let killed = kill && agent == 7 && n == 2;
                         let reply = if broken {
                             format!("<---WRITE file=\"agents/{agent}/{n}.txt\"--->\nno end\n")
                         } else {
@@ -821,13 +832,18 @@ fn load_sixteen_agents_pushing_requests_over_http() {
         }
         server.git(name, &["fsck", "--strict", "--no-progress"]);
     }
-    assert_eq!(posts, applied + 1, "post commits against successes");
+    assert_eq!(
+        posts,
+        applied + usize::from(kill),
+        "post commits against successes"
+    );
     times.sort();
     let total: Duration = times.iter().sum();
     let pct = |p: usize| times[(times.len() * p / 100).min(times.len() - 1)];
     eprintln!(
-        "load: 16 agents, {secs} s: {} requests ({applied} applied, {stale} stale, {broken} refused, 1 killed and recovered); round trip mean {:?}, p50 {:?}, p95 {:?}, max {:?}; {:.1} applied/s",
+        "load: 16 agents, {secs} s: {} requests ({applied} applied, {stale} stale, {broken} refused, {} killed and recovered); round trip mean {:?}, p50 {:?}, p95 {:?}, max {:?}; {:.1} applied/s",
         sent.len(),
+        usize::from(kill),
         total / times.len() as u32,
         pct(50),
         pct(95),
