@@ -153,7 +153,16 @@ impl HttpServer {
         let bin = root.path().join("bin").join("git-clada");
         std::fs::create_dir(root.path().join("bin")).expect("make the server's bin");
         if std::fs::hard_link(BIN, &bin).is_err() {
-            std::fs::copy(BIN, &bin).expect("copy git-clada for the server");
+            // A copy made by another process: one made here would be open
+            // for writing in this process while other tests' threads fork,
+            // and a child holding it open makes running it fail ("text
+            // file busy") until that child execs.
+            let copied = Command::new("cp")
+                .arg("--")
+                .args([Path::new(BIN), &bin])
+                .status()
+                .expect("run cp");
+            assert!(copied.success(), "copy git-clada for the server");
         }
         let check = Command::new("bash")
             .args([SCRIPT, "check"])
