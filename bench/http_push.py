@@ -154,12 +154,19 @@ def at_once(n, work):
     times = [0.0] * n
     barrier = threading.Barrier(n + 1)
     marks = []
+    failed = []
 
     def run(i):
         barrier.wait()
         start = time.perf_counter()
         marks.append(start)
-        work(i)
+        try:
+            work(i)
+        except BaseException as e:
+            # sys.exit in a thread ends only the thread, silently: the
+            # main thread raises it again, and the bench stops.
+            failed.append(e)
+            return
         end = time.perf_counter()
         times[i] = end - start
         marks.append(end)
@@ -170,6 +177,8 @@ def at_once(n, work):
     barrier.wait()
     for t in threads:
         t.join()
+    if failed:
+        raise failed[0]
     return times, max(marks) - min(marks)
 
 
