@@ -5,7 +5,7 @@ Usage: http_push.py CLADA_BIN [--agents 1,4,16] [--rounds 15] [--warmup 2]
 
 Serves bare repositories with scripts/git-http-server.sh (lighttpd running
 `git http-backend` as www-data, clada's server hooks installed; needs root
-and lighttpd) on a free 127.0.0.1 port. For each number of agents N, a
+and lighttpd) on a 127.0.0.1 port of its own. For each number of agents N, a
 repository of its own with one branch per agent, and N clones. Each round
 runs the three scenarios, all N agents at once (threads, started
 together), in an order that rotates from round to round:
@@ -28,9 +28,11 @@ agent's command to the end of the last). Prints a table and writes
 bench/out/http_push.json.
 """
 
+import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -84,29 +86,66 @@ def git(env, cwd, *argv, check=True):
     return out
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def served_id(port):
+    """What the server on PORT serves at /id, or None."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+    try:
+        conn.request("GET", "/id")
+        r = conn.getresponse()
+        return r.read().decode().strip() if r.status == 200 else None
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
 
 
 def start_server(root, bin_path):
-    for _ in range(5):
-        port = free_port()
+    """lighttpd serving ROOT/repos, leading a process group of its own;
+    returns (process, base URL of the repositories). The port is bound
+    here and the socket handed to it, so no other server can take it
+    first, and the URLs start with an id no other server serves."""
+    server_id = os.path.basename(root)
+    with socket.socket() as s, open(os.path.join(root, "server.log"), "wb") as log:
+        s.bind(("127.0.0.1", 0))
+        s.listen(128)
+        port = s.getsockname()[1]
         proc = subprocess.Popen(
-            ["bash", SCRIPT, "run", root, str(port), bin_path],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["bash", SCRIPT, "run", root, str(port), server_id, bin_path],
+            stdin=s, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return proc, port
-            except OSError:
-                time.sleep(0.02)
-        proc.kill()
-        proc.wait()
-    sys.exit("lighttpd did not start: " + open(os.path.join(root, "error.log")).read())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        if served_id(port) == server_id:
+            return proc, f"http://127.0.0.1:{port}/{server_id}/git"
+        time.sleep(0.02)
+    stop_server(proc)
+    logs = [open(os.path.join(root, f), errors="replace").read() for f in ("server.log", "error.log")]
+    sys.exit("lighttpd did not start:\n" + "\n".join(logs))
+
+
+def group_runs(pgid):
+    """Whether a process of group PGID runs (zombies do not)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def stop_server(proc):
+    """Kills the server's process group: lighttpd and the programs it
+    started for requests, which would outlive lighttpd killed alone."""
+    deadline = time.monotonic() + 10
+    while True:
+        os.killpg(proc.pid, signal.SIGKILL)
+        if not group_runs(proc.pid) or time.monotonic() > deadline:
+            break
+        time.sleep(0.005)
+    proc.wait()
 
 
 def at_once(n, work):
@@ -115,12 +154,19 @@ def at_once(n, work):
     times = [0.0] * n
     barrier = threading.Barrier(n + 1)
     marks = []
+    failed = []
 
     def run(i):
         barrier.wait()
         start = time.perf_counter()
         marks.append(start)
-        work(i)
+        try:
+            work(i)
+        except BaseException as e:
+            # sys.exit in a thread ends only the thread, silently: the
+            # main thread raises it again, and the bench stops.
+            failed.append(e)
+            return
         end = time.perf_counter()
         times[i] = end - start
         marks.append(end)
@@ -131,16 +177,18 @@ def at_once(n, work):
     barrier.wait()
     for t in threads:
         t.join()
+    if failed:
+        raise failed[0]
     return times, max(marks) - min(marks)
 
 
-def bench(opts, root, port, n):
+def bench(opts, root, base, n):
     env = client_env(opts["bin"], root)
     name = f"n{n}"
     out = subprocess.run(["bash", SCRIPT, "repo", root, name, opts["bin"]], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(out.stderr)
-    url = f"http://127.0.0.1:{port}/git/{name}.git"
+    url = f"{base}/{name}.git"
     seed = os.path.join(root, f"{name}-seed")
     git(env, root, "clone", "-q", url, seed)
     with open(os.path.join(seed, "a.txt"), "w") as f:
@@ -223,14 +271,13 @@ def main():
         sys.exit("cannot run the HTTP server here: " + check.stderr.strip())
     root = tempfile.mkdtemp(prefix="clada-http-bench-")
     os.chmod(root, 0o755)
-    proc, port = start_server(root, opts["bin"])
+    proc, base = start_server(root, opts["bin"])
     report = {}
     try:
         for n in opts["agents"]:
-            report[n] = bench(opts, root, port, n)
+            report[n] = bench(opts, root, base, n)
     finally:
-        proc.kill()
-        proc.wait()
+        stop_server(proc)
         shutil.rmtree(root, ignore_errors=True)
     ms = lambda s: s * 1000
     print(f"{'agents':>6} {'note p50':>9} {'note mean':>9} {'push p50':>9} {'push mean':>9} {'ratio p50':>9} {'notes/s':>8} {'pushes/s':>8} {'no-fetch p50':>12} {'ratio':>6}")

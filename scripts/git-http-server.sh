@@ -10,12 +10,26 @@
 #                                          push enabled, clada's server hooks installed
 #   git-http-server.sh as-server ROOT BIN CMD...
 #                                          run CMD as the server does (www-data, its environment)
-#   git-http-server.sh run ROOT PORT BIN   serve ROOT/repos at http://127.0.0.1:PORT/git/ (exec,
-#                                          in the foreground: the caller owns the process and stops it)
+#   git-http-server.sh run ROOT PORT ID BIN <SOCKET
+#                                          serve ROOT/repos at http://127.0.0.1:PORT/ID/git/, and ID
+#                                          itself at /id, on the listening socket that is standard
+#                                          input (exec, in the foreground: see below)
 #
 # BIN is the git-clada binary. Its directory comes first on the server's
 # PATH, where an administrator would put it in /usr/local/bin. It must be
 # executable by www-data along its whole path: `check` says so when not.
+#
+# `run` binds no port. The caller binds 127.0.0.1:PORT, listens, and gives
+# the socket as standard input; lighttpd takes it over (systemd's socket
+# activation, LISTEN_FDS). The port is never free between its choice and
+# the server's start, so no other server can take it, and lighttpd cannot
+# fail to bind it. ID (letters, digits, - and _) is the server's own: its
+# URLs under /ID/ are found on no other server, and /id says which server
+# answers. The caller starts `run` as the leader of a process group of its
+# own and stops it by killing the group: lighttpd's CGI programs (git
+# http-backend, git-receive-pack, the hooks) are in it, and outlive
+# lighttpd killed alone.
+#
 # Needs root (to start lighttpd, which drops to www-data, and to act as
 # www-data) and Debian's lighttpd package (.ci/run installs it).
 set -euo pipefail
@@ -97,10 +111,20 @@ as-server)
     as_server "$root" "$bin" "$@"
     ;;
 run)
-    root=${2:?usage: run ROOT PORT BIN}
-    port=${3:?usage: run ROOT PORT BIN}
-    bin=${4:?usage: run ROOT PORT BIN}
+    root=${2:?usage: run ROOT PORT ID BIN <SOCKET}
+    port=${3:?usage: run ROOT PORT ID BIN <SOCKET}
+    id=${4:?usage: run ROOT PORT ID BIN <SOCKET}
+    bin=${5:?usage: run ROOT PORT ID BIN <SOCKET}
+    if ! [[ $id =~ ^[A-Za-z0-9_-]+$ ]]; then
+        echo "run: ID must be letters, digits, - and _, not '$id'" >&2
+        exit 2
+    fi
+    if [ ! -S /dev/stdin ]; then
+        echo "run: standard input must be the socket listening on 127.0.0.1:$port" >&2
+        exit 2
+    fi
     mkdir -p "$root/www" "$root/uploads" "$root/repos"
+    printf '%s\n' "$id" >"$root/www/id"
     # lighttpd opens its log as www-data.
     touch "$root/error.log"
     chown "$USER_NAME:$USER_NAME" "$root/uploads" "$root/error.log"
@@ -122,8 +146,11 @@ $(env_block "
     }
 "
     done
+    # server.bind and server.port name the socket given: lighttpd serves
+    # it instead of binding one.
     cat >"$root/lighttpd.conf" <<EOF
 server.modules = ("mod_alias", "mod_setenv", "mod_cgi")
+server.systemd-socket-activation = "enable"
 server.bind = "127.0.0.1"
 server.port = $port
 server.document-root = "$root/www"
@@ -132,16 +159,20 @@ server.errorlog = "$root/error.log"
 server.username = "$USER_NAME"
 server.groupname = "$USER_NAME"
 server.max-connections = 256
-alias.url = ("/git" => "$BACKEND")
-\$HTTP["url"] =~ "^/git" {
+alias.url = ("/$id/git" => "$BACKEND")
+\$HTTP["url"] =~ "^/$id/git/" {
     cgi.assign = ("" => "")
 $(env_block "")
 $faults}
 EOF
-    exec env -i PATH="$WEB_PATH" "$(lighttpd_bin)" -D -f "$root/lighttpd.conf"
+    lighttpd=$(lighttpd_bin)
+    # The socket goes to descriptor 3, where socket activation passes it;
+    # exec keeps this process's id, the one LISTEN_PID names.
+    exec 3<&0 </dev/null
+    exec env -i PATH="$WEB_PATH" LISTEN_PID=$$ LISTEN_FDS=1 "$lighttpd" -D -f "$root/lighttpd.conf"
     ;;
 *)
-    echo "usage: $0 check BIN | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT BIN" >&2
+    echo "usage: $0 check BIN | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT ID BIN <SOCKET" >&2
     exit 2
     ;;
 esac

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -107,4 +109,36 @@ pub fn commit(dir: &Path, args: &[&str]) {
     let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit"];
     all.extend_from_slice(args);
     git(dir, &all);
+}
+
+/// Whether the built git-clada honours `CLADA_FAULT` (src/fault.rs): a
+/// debug build aborts at the named point, a release build ignores it.
+/// Asked of the binary itself, once: `git clada undo` in a new repository
+/// takes the lock (the point `locked`) before it finds nothing to undo.
+/// A test that needs a fault says so and checks nothing when this is
+/// false; it cannot be false of a debug build of the tests, whose binary
+/// cargo builds with the same profile.
+pub fn faults_honoured() -> bool {
+    static HONOURED: OnceLock<bool> = OnceLock::new();
+    *HONOURED.get_or_init(|| {
+        let dir = scratch();
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        let out = clada_std(dir.path(), dir.path())
+            .env("CLADA_FAULT", "locked")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .arg("undo")
+            .output()
+            .expect("run git-clada");
+        let honoured = out.status.signal() == Some(libc::SIGABRT);
+        assert!(
+            honoured || !cfg!(debug_assertions),
+            "a debug build of git-clada did not stop at the fault point `locked` of `undo` ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        honoured
+    })
 }
