@@ -75,7 +75,9 @@ fn holder_alive(content: &str) -> bool {
         return pid_in_use(pid);
     }
     match identity(pid) {
-        None => false,
+        // Gone, or hidden from us (/proc mounted with hidepid, another pid
+        // namespace): whether the pid is in use tells those apart.
+        None => pid_in_use(pid),
         Some(now) => start == "?" || now == format!("{pid} {start}"),
     }
 }
@@ -162,7 +164,13 @@ impl RefIntent {
     pub fn record(git_dir: &Path, locks: &[PathBuf]) -> RefIntent {
         let path = git_dir.join(INTENT);
         let text: String = locks.iter().map(|l| format!("{}\n", l.display())).collect();
-        let path = std::fs::write(&path, text).ok().map(|()| path);
+        // Another user's record (a repository shared by several accounts)
+        // may not be ours to write: made afresh, it is.
+        let written = std::fs::write(&path, &text).or_else(|_| {
+            std::fs::remove_file(&path)?;
+            std::fs::write(&path, &text)
+        });
+        let path = written.ok().map(|()| path);
         RefIntent { path }
     }
 }
@@ -175,12 +183,16 @@ impl Drop for RefIntent {
     }
 }
 
-/// Empties the intent record at `path`, if there is one (never makes it).
+/// Empties the intent record at `path`, if there is one (never makes it);
+/// removes it when it cannot be emptied (another user's).
 fn empty(path: &Path) {
-    let _ = std::fs::OpenOptions::new()
+    let emptied = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
         .open(path);
+    if emptied.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Removes the git lock files a dead clada recorded that it was taking,
@@ -226,7 +238,10 @@ fn remove_intended_locks(git_dir: &Path) {
             std::thread::sleep(INTENT_LOCK_AGE - current);
         }
         if age(&lock).is_some_and(|a| a >= INTENT_LOCK_AGE) && std::fs::remove_file(&lock).is_ok() {
-            eprintln!(
+            // Not eprintln!: a closed stderr must not panic while the
+            // lock's break file is held.
+            let _ = writeln!(
+                std::io::stderr(),
                 "clada: removed {}, left by a clada command that was killed",
                 lock.display()
             );

@@ -250,6 +250,15 @@ impl Repository {
             .map(|v| v.to_string())
     }
 
+    /// Every value of a multi-valued `git config` key, in order; `None`
+    /// when it is not set at all.
+    pub fn config_strings(&self, key: &str) -> Option<Vec<String>> {
+        self.repo
+            .config_snapshot()
+            .strings(key)
+            .map(|values| values.iter().map(|v| v.to_string()).collect())
+    }
+
     /// A boolean `git config` value; `Err` names a value git would reject.
     pub fn config_bool(&self, key: &str) -> Result<Option<bool>, GitError> {
         self.repo
@@ -363,10 +372,16 @@ impl Repository {
     }
 
     /// The tree and parents of a commit object given as bytes (as
-    /// [`Repository::raw_commit`] gives them), if they are one.
+    /// [`Repository::raw_commit`] gives them), if they are one as clada
+    /// writes them: a tree, parents, an author and a committer git would
+    /// accept, no other header (a signature, say), a message.
     pub fn parse_commit(&self, raw: &[u8]) -> Option<(ObjectId, Vec<ObjectId>)> {
         let commit = gix::objs::CommitRef::from_bytes(raw, self.repo.object_hash()).ok()?;
-        Some((commit.tree(), commit.parents().collect()))
+        let plain = commit.extra_headers.is_empty()
+            && commit.encoding.is_none()
+            && commit.author().is_ok()
+            && commit.committer().is_ok();
+        plain.then(|| (commit.tree(), commit.parents().collect()))
     }
 
     /// Writes a commit object given as bytes; its id.

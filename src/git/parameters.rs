@@ -1,9 +1,11 @@
 //! `git -c key=value clada …`: the settings git passes on to a command it
 //! runs, in `GIT_CONFIG_PARAMETERS`, which gix does not read.
 //!
-//! git writes each setting as shell single-quoted words: `'key'='value'`
-//! (git 2.31 on), `'key'` (a key alone: true), or `'key=value'` (older
-//! git), separated by spaces, a `'` inside written `'\''`.
+//! git writes each setting as shell single-quoted words (`sq_quote`):
+//! `'key'='value'` (git 2.31 on), `'key'=` (a key given alone: true),
+//! `'key'` or `'key=value'` (older git), separated by spaces; a `'` or a
+//! `!` inside is written outside the quotes, after a backslash (`'\''`,
+//! `'\!'`).
 
 /// The settings in `GIT_CONFIG_PARAMETERS`, as `key=value` (or `key`) for
 /// gix's command-line overrides; none when it is unset or not as git
@@ -21,6 +23,8 @@ fn parse(text: &str) -> Option<Vec<String>> {
     while !rest.is_empty() {
         let (key, after) = quoted(rest)?;
         let (setting, after) = match after.strip_prefix('=') {
+            // `-c key` with no value: git writes `'key'=`, meaning true.
+            Some(value) if value.is_empty() || value.starts_with(' ') => (key, value),
             Some(value) => {
                 let (value, after) = quoted(value)?;
                 (format!("{key}={value}"), after)
@@ -36,8 +40,10 @@ fn parse(text: &str) -> Option<Vec<String>> {
     Some(settings)
 }
 
-/// One single-quoted word at the start of `text` (`'\''` runs included):
-/// its value and what follows it.
+/// One single-quoted word at the start of `text`, with the characters git
+/// writes between its quoted runs (`\'`, `\!`: a backslash and any one
+/// character, as git's `sq_dequote` reads them): its value and what
+/// follows it.
 fn quoted(text: &str) -> Option<(String, &str)> {
     let mut rest = text.strip_prefix('\'')?;
     let mut value = String::new();
@@ -45,12 +51,13 @@ fn quoted(text: &str) -> Option<(String, &str)> {
         let end = rest.find('\'')?;
         value.push_str(&rest[..end]);
         rest = &rest[end + 1..];
-        match rest.strip_prefix("\\''") {
-            Some(after) => {
-                value.push('\'');
-                rest = after;
+        let mut chars = rest.chars();
+        match (chars.next(), chars.next(), chars.next()) {
+            (Some('\\'), Some(c), Some('\'')) => {
+                value.push(c);
+                rest = &rest[1 + c.len_utf8() + 1..];
             }
-            None => return Some((value, rest)),
+            _ => return Some((value, rest)),
         }
     }
 }
@@ -70,6 +77,12 @@ mod tests {
             parse(" 'core.bare' 'user.name=A B' 'user.email'='it'\\''s@x'").unwrap(),
             ["core.bare", "user.name=A B", "user.email=it's@x"]
         );
+        // What git 2.47 writes for `-c clada.atomic -c user.name="it's!x"`.
+        assert_eq!(
+            parse("'clada.atomic'= 'user.name'='it'\\''s'\\!'x'").unwrap(),
+            ["clada.atomic", "user.name=it's!x"]
+        );
+        assert_eq!(parse("'a.b'=").unwrap(), ["a.b"]);
         assert_eq!(parse("").unwrap(), Vec::<String>::new());
         assert_eq!(parse("'unterminated"), None);
         assert_eq!(parse("'a''b'"), None);

@@ -300,12 +300,17 @@ fn on_interrupt_kill_the_running_group() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     extern "C" fn handler(signal: libc::c_int) {
         let group = RUNNING_GROUP.load(Ordering::SeqCst);
-        crate::progress::erase_from_signal_handler();
         // SAFETY: kill, signal and raise are async-signal-safe.
         unsafe {
             if group > 0 {
                 libc::kill(-group, libc::SIGKILL);
             }
+        }
+        // After the kill: writing to a terminal that is stopped (Ctrl-S)
+        // could block.
+        crate::progress::erase_from_signal_handler();
+        // SAFETY: as above.
+        unsafe {
             libc::signal(signal, libc::SIG_DFL);
             libc::raise(signal);
         }

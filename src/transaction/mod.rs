@@ -368,8 +368,10 @@ pub type ResolveSettings<'s> = dyn FnMut(Option<&[u8]>) -> Result<Settings, Erro
 /// working tree (a server's), rebuilt without taking the lock, running a
 /// command, committing or moving a reference: `git clada push-reply`
 /// checks a server's post commit against it and takes that commit without
-/// fetching it when the trees agree (doc/hooks.md). `None` when the reply
-/// runs commands, whose effects cannot be rebuilt without running them.
+/// fetching it when the trees agree (doc/hooks.md). `refuse`: as
+/// [`Target::refuse_run`], RUN refused before anything runs (a server without
+/// `clada.serverRun`). `None` when the reply runs commands, whose effects
+/// cannot be rebuilt without running them.
 ///
 /// `settings` is called as for [`apply`]. The objects are written to
 /// `repo`: give it one that keeps them in memory to write nothing.
@@ -377,10 +379,14 @@ pub fn replay_tree(
     repo: &Repository,
     parsed: &Parsed<'_>,
     base: ObjectId,
+    refuse: Option<&str>,
     settings: &mut ResolveSettings<'_>,
 ) -> Result<Option<ObjectId>, Error> {
     let base_tree = repo.tree_of(Some(base))?;
-    let tasks = tasks_of(parsed, false, None);
+    let mut tasks = tasks_of(parsed, false, None);
+    if let Some(reason) = refuse {
+        tasks = refuse_run(tasks, reason);
+    }
     if tasks.iter().any(Task::runs_commands) {
         return Ok(None);
     }

@@ -1267,7 +1267,8 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
     // branch writes a commit on the request's commit that says it was
     // made from the reply (the request's id and reply are there for
     // anyone to read), with other content. The recovering hook does not
-    // take it as the request's answer: the request is stale.
+    // take it as the request's answer, nor apply the request again: it
+    // says what it found.
     let s = setup();
     let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
     let stopped = git_cmd(
@@ -1297,7 +1298,11 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
         &s.server,
         &["log", "-1", "--format=%B", "refs/clada/results/forged"],
     );
-    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert_eq!(trailer(&result, "Clada-Status"), Some("error"), "{result}");
+    assert!(
+        result.contains("names this request and its reply, but is not what the reply makes"),
+        "{result}"
+    );
     assert_eq!(trailer(&result, "Clada-Post"), None, "{result}");
     assert_eq!(ok(&s.server, &["rev-parse", "main"]), forged);
 }
@@ -1384,8 +1389,38 @@ fn server_branches_limits_the_branches_requests_may_write() {
     assert_eq!(trailer(&found, "Clada-Branch"), Some("agents/one"));
     assert_eq!(ok(&s.server, &["rev-parse", "main"]), main);
     assert_eq!(ok(&s.server, &["show", "agents/one:a.txt"]), "hello");
-    // A pattern that is none refuses every request (fails closed).
-    ok(&s.server, &["config", "clada.serverBranches", "agents/["]);
+    // Every value counts (`git config --add`).
+    ok(
+        &s.server,
+        &["config", "--add", "clada.serverBranches", "main"],
+    );
+    let out = push_reply_fs(&s.client, &format!("Again. {EDIT}"), None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    ok(&s.client, &["fetch", "-q", "origin"]);
+    ok(&s.client, &["reset", "-q", "--hard", "origin/main"]);
+    // Set but naming no branch, or a pattern that is none: every request
+    // is refused (fails closed).
+    ok(
+        &s.server,
+        &["config", "--replace-all", "clada.serverBranches", " , "],
+    );
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("clada.serverBranches: it is set but names no branch"),
+        "{}",
+        text(&out.stderr)
+    );
+    ok(
+        &s.server,
+        &[
+            "config",
+            "--replace-all",
+            "clada.serverBranches",
+            "agents/[",
+        ],
+    );
     let out = push_reply_fs(&s.client, EDIT, None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(

@@ -521,13 +521,15 @@ pub(crate) fn apply_and_render(
 
 /// The tree an apply of `parsed` on commit `base` makes where there is no
 /// working tree, with the settings `repo`'s config and the team file in
-/// `base` give ([`transaction::replay_tree`]): `None` when the reply runs
-/// commands. Objects are written through `repo`: give it an
-/// [`in_memory`](Repository::in_memory) one to write nothing.
+/// `base` give ([`transaction::replay_tree`], RUN refused for
+/// `refuse_run`): `None` when the reply runs commands. Objects are written
+/// through `repo`: give it an [`in_memory`](Repository::in_memory) one to
+/// write nothing.
 pub(crate) fn replayed_tree(
     repo: &Repository,
     parsed: &Parsed<'_>,
     base: ObjectId,
+    refuse_run: Option<&str>,
 ) -> Result<Option<ObjectId>, transaction::Error> {
     let mut settings = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
         let layers = Layers::new(Some(repo))
@@ -537,7 +539,7 @@ pub(crate) fn replayed_tree(
             .map(|(_, settings)| settings)
             .map_err(|e| transaction::Error::new(e.message))
     };
-    transaction::replay_tree(repo, parsed, base, &mut settings)
+    transaction::replay_tree(repo, parsed, base, refuse_run, &mut settings)
 }
 
 /// The terminal as the transaction's hooks: streamed task lines and
@@ -560,13 +562,20 @@ fn terminal_hooks(streaming: bool, interactive: bool) -> Hooks<'static> {
 }
 
 fn print_timings(timings: &Timings) {
+    let mut text = String::new();
     for (phase, spent) in &timings.phases {
-        eprintln!("clada: {phase}: {:.1} ms", spent.as_secs_f64() * 1e3);
+        text.push_str(&format!(
+            "clada: {phase}: {:.1} ms\n",
+            spent.as_secs_f64() * 1e3
+        ));
     }
-    eprintln!(
-        "clada: total: {:.1} ms",
+    text.push_str(&format!(
+        "clada: total: {:.1} ms\n",
         timings.start.elapsed().as_secs_f64() * 1e3
-    );
+    ));
+    // A server hook prints this under the lock (the pushed team file may
+    // ask for it): a pusher who hung up must not make it panic there.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
 }
 
 /// Whether a `--verify` command is set anywhere (flag, git config, or the

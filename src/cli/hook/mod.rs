@@ -114,7 +114,8 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
         HookAction::Recover => {
             let mut out = String::new();
             let done = request::recover_now(&open()?, &mut out);
-            emit(&out);
+            // Run from cron, its lines are a log: on stderr, with errors.
+            let _ = std::io::stderr().write_all(out.as_bytes());
             done
         }
     }

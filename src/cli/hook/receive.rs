@@ -41,7 +41,7 @@ use super::request::{Came, Request, answer_request, claims_dir, orphans, recover
 use crate::transaction::{Target, Timings};
 
 /// Why RUN did not run (a server without `clada.serverRun`).
-const RUN_REFUSED: &str =
+pub(super) const RUN_REFUSED: &str =
     "RUN is disabled on this server (git config clada.serverRun is not true); nothing was run";
 
 /// The server's settings, from its git config only: the pushed tree must
@@ -49,13 +49,13 @@ const RUN_REFUSED: &str =
 pub(super) struct Server {
     inbox: String,
     pub(super) results: String,
-    run: bool,
+    pub(super) run: bool,
     max_notes: usize,
     pub(super) lock_timeout: Duration,
     /// `clada.syntax`: how notes are read.
     pub(super) syntax: syntax_::Choice,
     /// `clada.serverBranches`: the branches requests may write.
-    branches: Allowed,
+    pub(super) branches: Allowed,
 }
 
 impl Server {
@@ -93,10 +93,7 @@ impl Server {
         let lock_timeout = layers
             .get(None, "lockTimeout", parse_duration, "a duration")?
             .unwrap_or(Duration::from_secs(60));
-        let branches = Allowed::parse(layers.get_list("serverBranches")?).map_err(|e| {
-            CliError::new(format!("git config clada.serverBranches: {e}"))
-                .hint("patterns of branch names, like agents/* (doc/hooks.md)")
-        })?;
+        let branches = server_branches(repo)?;
         Ok(Server {
             branches,
             inbox,
@@ -136,6 +133,29 @@ impl Server {
             )
         })
     }
+}
+
+/// `clada.serverBranches`, every value of it (`git config --add`), each
+/// patterns separated by spaces or commas. Set but naming no branch
+/// refuses every request rather than allow them all (fails closed).
+fn server_branches(repo: &Repository) -> Result<Allowed, CliError> {
+    let fail = |why: String| {
+        CliError::new(format!("git config clada.serverBranches: {why}"))
+            .hint("patterns of branch names, like agents/* (doc/hooks.md)")
+    };
+    let Some(values) = repo.config_strings("clada.serverBranches") else {
+        return Ok(Allowed::all());
+    };
+    let patterns: Vec<String> = values
+        .iter()
+        .flat_map(|v| v.split([',', ' ', '\t']))
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    if patterns.is_empty() {
+        return Err(fail("it is set but names no branch".into()));
+    }
+    Allowed::parse(patterns).map_err(fail)
 }
 
 pub(super) fn git(e: GitError) -> CliError {
@@ -286,7 +306,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     for (id, commit) in &created {
         let message = quarantine.commit_message(*commit).map_err(git)?;
         if let Some(branch) = branch_of(&message)
-            && !server.branches.allows(&branch)
+            && !server.branches.allows(&format!("refs/heads/{branch}"))
         {
             say!(
                 out,

@@ -23,7 +23,9 @@ use crate::cli::config::Layers;
 use crate::cli::{CliError, Outcome, settings};
 use crate::report::Tally;
 
-use super::receive::{Replies, Server, answer_and_note, git, read_reply, short_branch};
+use super::receive::{
+    RUN_REFUSED, Replies, Server, answer_and_note, git, read_reply, short_branch,
+};
 
 /// A request pushed under a reference of its own.
 pub(super) struct Request {
@@ -238,7 +240,9 @@ pub(super) fn answer_request(
 /// fetching it (`git clada push-reply`).
 fn print_result(repo: &Repository, id: &str, status: &str, text: &str, out: &mut String) {
     out.push_str(&envelope(id, status, text));
-    if let Some(post) = post_of(text.as_bytes())
+    // Only a commit the branch moved to is one the pusher takes.
+    let moved = matches!(status, "success" | "failed" | "partial");
+    if let Some(post) = post_of(text.as_bytes()).filter(|_| moved)
         && let Ok(raw) = repo.raw_commit(post)
         && let Some(shown) = post_envelope(id, post, &raw)
     {
@@ -286,8 +290,11 @@ fn answered_before(
     // request.
     let reply = format!("Clada-Reply: {}", note.blob);
     let made_for = format!("Clada-Request-Ref: {name}");
+    // Commits on the note's commit that say they were made from this reply
+    // for this request, on branches it may have been applied to.
+    let mut found = Vec::new();
     for branch in repo.refs_under("refs/heads/").map_err(git)? {
-        if wanted.is_some_and(|w| w != branch) {
+        if wanted.is_some_and(|w| w != branch) || !server.branches.allows(&branch) {
             continue;
         }
         let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
@@ -300,50 +307,83 @@ fn answered_before(
                 continue;
             }
             let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
-            if !says(&reply) || !says(&made_for) || !made_from_reply(repo, server, note, commit)? {
-                break;
+            if says(&reply) && says(&made_for) {
+                found.push((branch.clone(), commit, info));
             }
-            let all_done = info
-                .message
-                .lines()
-                .find_map(|l| l.strip_prefix("Clada-Tasks: "))
-                .and_then(|t| Tally::parse(t.trim_end()))
-                .is_some_and(|t| t.all_succeeded());
-            let result = ResultNote {
-                // The post commit is there: the branch moved, so what
-                // failed beside it makes the apply partial, not failed.
-                status: if all_done { "success" } else { "partial" }.into(),
-                request: note.blob,
-                request_ref: Some(name.clone()),
-                branch: Some(short_branch(&branch).to_string()),
-                post: Some(commit),
-                body: format!(
-                    "applied by a hook that was stopped before it wrote its report; the post commit {} records the tasks:\n\n{}",
-                    repo.short(commit),
-                    info.message.trim_end()
-                ),
-            };
-            let text = result.render();
-            repo.set_note_with(
-                &apply::author(None, &Layers::new(Some(repo)))?,
-                &server.results,
-                note.target,
-                text.as_bytes(),
-                "clada: result of a request",
-            )
-            .map_err(git)?;
-            return Ok(Some((result.status, text)));
+            break;
         }
     }
-    Ok(None)
+    let mut result = ResultNote {
+        status: "error".into(),
+        request: note.blob,
+        request_ref: Some(name.clone()),
+        branch: None,
+        post: None,
+        body: String::new(),
+    };
+    match found.as_slice() {
+        [] => return Ok(None),
+        [(branch, commit, info)] => {
+            result.branch = Some(short_branch(branch).to_string());
+            if made_from_reply(repo, server, note, *commit)? {
+                let all_done = info
+                    .message
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Clada-Tasks: "))
+                    .and_then(|t| Tally::parse(t.trim_end()))
+                    .is_some_and(|t| t.all_succeeded());
+                // The post commit is there: the branch moved, so what
+                // failed beside it makes the apply partial, not failed.
+                result.status = if all_done { "success" } else { "partial" }.into();
+                result.post = Some(*commit);
+                result.body = format!(
+                    "applied by a hook that was stopped before it wrote its report; the post commit {} records the tasks:\n\n{}",
+                    repo.short(*commit),
+                    info.message.trim_end()
+                );
+            } else {
+                // Not applied again either: the commit may be the real
+                // apply, made under settings that have changed since.
+                result.body = format!(
+                    "error: {} on {} names this request and its reply, but is not what the reply makes on {} with this server's settings now; it was not taken as this request's answer, and the request was not applied again\nhint: if {} holds the reply's change (the settings changed since it was made), go on from it; if not, someone else wrote it in the request's name\n",
+                    repo.short(*commit),
+                    short_branch(branch),
+                    repo.short(note.target),
+                    repo.short(*commit)
+                );
+            }
+        }
+        several => {
+            let names: Vec<String> = several
+                .iter()
+                .map(|(branch, commit, _)| {
+                    format!("{} on {}", repo.short(*commit), short_branch(branch))
+                })
+                .collect();
+            result.body = format!(
+                "error: several commits name this request and its reply ({}); none was taken as its answer, and the request was not applied again\nhint: look at them: one may be the reply's change\n",
+                names.join(", ")
+            );
+        }
+    }
+    let text = result.render();
+    repo.set_note_with(
+        &apply::author(None, &Layers::new(Some(repo)))?,
+        &server.results,
+        note.target,
+        text.as_bytes(),
+        "clada: result of a request",
+    )
+    .map_err(git)?;
+    Ok(Some((result.status, text)))
 }
 
 /// Whether `commit`'s tree is the one the note's reply makes on the
 /// note's commit. Its trailers alone do not make a commit the answer to a
 /// request: anyone who may push the branch can write them (and the
-/// request's id and reply are there for anyone to read). A reply that
-/// runs commands cannot be checked so without running them again: its
-/// trailers are taken.
+/// request's id and reply are there for anyone to read). A reply whose
+/// commands this server runs (`clada.serverRun`) cannot be checked so
+/// without running them again: its trailers are taken.
 fn made_from_reply(
     repo: &Repository,
     server: &Server,
@@ -358,9 +398,12 @@ fn made_from_reply(
     }
     // Nothing written: the tree is only compared.
     let scratch = repo.in_memory();
-    Ok(match apply::replayed_tree(&scratch, &parsed, note.target) {
-        Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
-        Ok(None) => true,
-        Err(_) => false,
-    })
+    let refuse = (!server.run).then_some(RUN_REFUSED);
+    Ok(
+        match apply::replayed_tree(&scratch, &parsed, note.target, refuse) {
+            Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
+            Ok(None) => true,
+            Err(_) => false,
+        },
+    )
 }

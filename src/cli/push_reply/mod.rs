@@ -365,47 +365,84 @@ fn git() -> Command {
 }
 
 /// Runs `cmd`, its output captured, until it ends or `deadline`, when it
-/// is killed: `None` then. It stays in our process group (unlike a RUN
-/// command): git may ask for credentials on the terminal.
+/// is stopped: `None` then. It stays in our process group (unlike a RUN
+/// command): git may ask for credentials on the terminal, and Ctrl-C
+/// reaches it.
 fn run_until(cmd: &mut Command, deadline: Instant) -> Result<Option<Output>, CliError> {
     use std::io::Read as _;
+    if Instant::now() >= deadline {
+        return Ok(None);
+    }
     let cannot = |e: std::io::Error| CliError::new(format!("cannot run git: {e}"));
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().map_err(cannot)?;
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
                 let _ = pipe.read_to_end(&mut bytes);
             }
-            bytes
-        })
+            let _ = send.send(bytes);
+        });
+        receive
     };
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(cannot)? {
-            break status;
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {}
+            // Out of time, or it cannot be waited for: stopped.
+            _ => {
+                stop(&mut child);
+                return Ok(None);
+            }
         }
-        let now = Instant::now();
-        if now >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            // The readers are left to finish on their own: a process git
-            // started may hold the pipes a while longer.
-            return Ok(None);
-        }
-        // Often enough to add nothing noticeable to a push of tens of
-        // milliseconds; a wait in the kernel would need a thread per
-        // child to be stopped from here.
-        std::thread::sleep((deadline - now).min(Duration::from_millis(2)));
+        // Often at first, to add nothing noticeable to a push of tens of
+        // milliseconds; then less, for one that takes minutes.
+        let pause = if started.elapsed() < Duration::from_millis(500) {
+            Duration::from_millis(2)
+        } else {
+            Duration::from_millis(25)
+        };
+        std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+    };
+    // A process git started may hold the pipes open after git is done (an
+    // ssh connection kept for later): its output is waited for until the
+    // deadline only, then left.
+    let wait = |pipe: std::sync::mpsc::Receiver<Vec<u8>>| {
+        pipe.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_default()
     };
     Ok(Some(Output {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stdout: wait(stdout),
+        stderr: wait(stderr),
     }))
+}
+
+/// Stops git: asked to end first (SIGTERM: it removes its lock files and
+/// temporary packs), killed a second later if it has not.
+fn stop(child: &mut std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) signals our own child, not yet waited for, so
+        // its pid is still ours; no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(1) {
+            if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The outcome of a push that failed: the server's words are shown, and a

@@ -7,9 +7,9 @@
 //! ([`crate::transaction::replay_tree`]) and, when that gives the tree the
 //! commit names, writes the new objects and the commit (whose id then is
 //! the one announced) instead of fetching them — one HTTP exchange and
-//! several processes fewer. Anything else (a reply that runs commands,
-//! settings of this clone that apply it differently, an output git cut)
-//! leaves it to the fetch.
+//! several processes fewer. Anything else (a reply whose commands the
+//! server ran, settings of this clone that apply it differently, an
+//! output git cut) leaves it to the fetch.
 
 use crate::cli::apply::{parse_input, replayed_tree, syntax_choice};
 use crate::cli::{ReplyInput, settings};
@@ -38,6 +38,12 @@ fn rebuilt(
     tip: ObjectId,
     input: &ReplyInput,
 ) -> Option<bool> {
+    // A clone that checks what it fetches (fsckObjects) fetches it.
+    for key in ["fetch.fsckObjects", "transfer.fsckObjects"] {
+        if repo.config_bool(key).ok().flatten() == Some(true) {
+            return None;
+        }
+    }
     let raw = post_from_push_output(shown, id, post, |bytes| repo.commit_id(bytes))?;
     let (tree, parents) = repo.parse_commit(&raw)?;
     // A server's apply has no pre commit: the post commit is on the tip.
@@ -50,9 +56,11 @@ fn rebuilt(
     if parsed.has_fatal() {
         return Some(false);
     }
-    // In memory until the tree is known to be the server's.
+    // In memory until the tree is known to be the server's. RUN as a
+    // server refuses it (the default): one that ran it made another tree,
+    // and its commit is fetched.
     let mut scratch = repo.in_memory();
-    let replayed = replayed_tree(&scratch, &parsed, tip).ok()??;
+    let replayed = replayed_tree(&scratch, &parsed, tip, Some("refused")).ok()??;
     if replayed != tree {
         return Some(false);
     }
