@@ -1020,6 +1020,24 @@ fn request_by_hand(client: &Path, rev: &str, branch: &str, reply: &str) -> Strin
     )
 }
 
+/// Pushes `request` from `client` to `refs/clada/inbox/<id>` with the
+/// server's post-receive stopped once it holds the lock, as a killed hook
+/// would be: the request is left waiting.
+fn push_left_waiting(client: &Path, request: &str, id: &str) {
+    let stopped = git_cmd(
+        client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/{id}"),
+        ],
+    )
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+}
+
 #[test]
 fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
     let s = setup();
@@ -1094,18 +1112,7 @@ fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
     refused(format!("{empty}:refs/clada/inbox/empty"), "holds no note");
     // A request waiting (its hook stopped) cannot be replaced.
     let waiting = request_by_hand(&s.client, "HEAD", "main", "Please wait\n");
-    let stopped = git_cmd(
-        &s.client,
-        &[
-            "push",
-            "origin",
-            &format!("{waiting}:refs/clada/inbox/slow"),
-        ],
-    )
-    .env("CLADA_FAULT", "hook-locked")
-    .output()
-    .unwrap();
-    assert!(stopped.status.success());
+    push_left_waiting(&s.client, &waiting, "slow");
     refused(
         format!("+{again}:refs/clada/inbox/slow"),
         "already holds a request",
@@ -1122,14 +1129,7 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     let first = push_reply_fs(&s.client, EDIT, None);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     let second = request_by_hand(&s.client, "HEAD^0", "main", EDIT);
-    let stopped = git_cmd(
-        &s.client,
-        &["push", "origin", &format!("{second}:refs/clada/inbox/twin")],
-    )
-    .env("CLADA_FAULT", "hook-locked")
-    .output()
-    .unwrap();
-    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    push_left_waiting(&s.client, &second, "twin");
     clada(s.root.path(), &s.server)
         .args(["hook", "recover"])
         .assert()
@@ -1271,18 +1271,7 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
     // says what it found.
     let s = setup();
     let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
-    let stopped = git_cmd(
-        &s.client,
-        &[
-            "push",
-            "origin",
-            &format!("{request}:refs/clada/inbox/forged"),
-        ],
-    )
-    .env("CLADA_FAULT", "hook-locked")
-    .output()
-    .unwrap();
-    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    push_left_waiting(&s.client, &request, "forged");
     let reply = ok(&s.client, &["rev-parse", &format!("{request}:")]);
     let blob = ok(&s.client, &["ls-tree", "--format=%(objectname)", &reply]);
     std::fs::write(s.client.join("a.txt"), "not what the reply says\n").unwrap();

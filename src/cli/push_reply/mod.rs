@@ -264,34 +264,29 @@ fn fetch_after(
         Some("success" | "failed" | "partial")
     );
     if let Some(post) = post_of(text.as_bytes()).filter(|_| moved) {
+        let track = |repo: &Repository| {
+            repo.set_ref(
+                author,
+                tracking,
+                post,
+                "clada push-reply: the applied request",
+            )
+            .is_ok()
+        };
         if rebuild::take_post(sent.repo, sent.shown, sent.id, post, sent.tip, sent.input)
-            && sent
-                .repo
-                .set_ref(
-                    author,
-                    tracking,
-                    post,
-                    "clada push-reply: the applied request",
-                )
-                .is_ok()
+            && track(sent.repo)
         {
             return Ok(());
         }
         let mut fetch = fetch_command(&args.remote);
         fetch.arg(post.to_string());
         if run_until(&mut fetch, deadline)?.is_some_and(|f| f.status.success()) {
+            // Opened again: the fetch wrote objects behind the first
+            // handle's back.
             let repo = Repository::discover(std::path::Path::new("."))
                 .map_err(|e| CliError::new(e.to_string()))?
                 .ok_or_else(|| CliError::new("the repository went away"))?;
-            if repo
-                .set_ref(
-                    author,
-                    tracking,
-                    post,
-                    "clada push-reply: the applied request",
-                )
-                .is_ok()
-            {
+            if track(&repo) {
                 return Ok(());
             }
         }

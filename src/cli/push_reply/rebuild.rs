@@ -27,43 +27,35 @@ pub(super) fn take_post(
     tip: ObjectId,
     input: &ReplyInput,
 ) -> bool {
-    rebuilt(repo, shown, id, post, tip, input).unwrap_or(false)
-}
-
-fn rebuilt(
-    repo: &Repository,
-    shown: &str,
-    id: &str,
-    post: ObjectId,
-    tip: ObjectId,
-    input: &ReplyInput,
-) -> Option<bool> {
-    // A clone that checks what it fetches (fsckObjects) fetches it.
-    for key in ["fetch.fsckObjects", "transfer.fsckObjects"] {
-        if repo.config_bool(key).ok().flatten() == Some(true) {
-            return None;
+    let rebuilt = || -> Option<bool> {
+        // A clone that checks what it fetches (fsckObjects) fetches it.
+        for key in ["fetch.fsckObjects", "transfer.fsckObjects"] {
+            if repo.config_bool(key).ok().flatten() == Some(true) {
+                return None;
+            }
         }
-    }
-    let raw = post_from_push_output(shown, id, post, |bytes| repo.commit_id(bytes))?;
-    let (tree, parents) = repo.parse_commit(&raw)?;
-    // A server's apply has no pre commit: the post commit is on the tip.
-    if parents != [tip] {
-        return Some(false);
-    }
-    let choice = syntax_choice(None, Some(repo)).ok()?;
-    let delims = settings::delimiters_in(Some(repo), None, None).ok()?;
-    let parsed = parse_input(input, choice, &delims);
-    if parsed.has_fatal() {
-        return Some(false);
-    }
-    // In memory until the tree is known to be the server's. RUN as a
-    // server refuses it (the default): one that ran it made another tree,
-    // and its commit is fetched.
-    let mut scratch = repo.in_memory();
-    let replayed = replayed_tree(&scratch, &parsed, tip, Some("refused")).ok()??;
-    if replayed != tree {
-        return Some(false);
-    }
-    scratch.write_kept_objects().ok()?;
-    Some(repo.write_raw_commit(&raw).ok()? == post)
+        let raw = post_from_push_output(shown, id, post, |bytes| repo.commit_id(bytes))?;
+        let (tree, parents) = repo.parse_commit(&raw)?;
+        // A server's apply has no pre commit: the post commit is on the tip.
+        if parents != [tip] {
+            return Some(false);
+        }
+        let choice = syntax_choice(None, Some(repo)).ok()?;
+        let delims = settings::delimiters_in(Some(repo), None, None).ok()?;
+        let parsed = parse_input(input, choice, &delims);
+        if parsed.has_fatal() {
+            return Some(false);
+        }
+        // In memory until the tree is known to be the server's. RUN as a
+        // server refuses it (the default): one that ran it made another tree,
+        // and its commit is fetched.
+        let mut scratch = repo.in_memory();
+        let replayed = replayed_tree(&scratch, &parsed, tip, Some("refused")).ok()??;
+        if replayed != tree {
+            return Some(false);
+        }
+        scratch.write_kept_objects().ok()?;
+        Some(repo.write_raw_commit(&raw).ok()? == post)
+    };
+    rebuilt().unwrap_or(false)
 }
