@@ -135,6 +135,15 @@ fn result(client: &Path, rev: &str) -> String {
     ok(client, &["notes", "--ref", "clada-results", "show", rev])
 }
 
+/// Pushes the inbox from `client`, which must succeed, fetches, and
+/// returns the result note on `rev`.
+fn pushed_result(client: &Path, rev: &str) -> String {
+    let pushed = push_inbox(client);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    fetch(client);
+    result(client, rev)
+}
+
 pub(crate) fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
     note.lines()
         .find_map(|l| l.strip_prefix(&format!("{key}: ")))
@@ -247,10 +256,7 @@ fn a_note_on_a_commit_that_is_not_a_branch_tip_is_reported_stale() {
     let old = ok(&s.client, &["rev-parse", "HEAD^"]);
     let tip = ok(&s.client, &["rev-parse", "HEAD"]);
     note(&s.client, "HEAD^", EDIT);
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &old);
+    let found = pushed_result(&s.client, &old);
     assert_eq!(trailer(&found, "Clada-Status"), Some("stale"), "{found}");
     assert!(found.contains("is not the tip of any branch"), "{found}");
     assert_eq!(trailer(&found, "Clada-Post"), None);
@@ -631,10 +637,7 @@ fn a_request_that_cannot_be_applied_gets_an_error_result_and_changes_nothing() {
     ok(&s.client, &["push", "-q", "origin", "main"]);
     let tip = ok(&s.client, &["rev-parse", "HEAD"]);
     note(&s.client, "HEAD", EDIT);
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &tip);
+    let found = pushed_result(&s.client, &tip);
     assert_eq!(trailer(&found, "Clada-Status"), Some("error"), "{found}");
     assert!(found.contains(".clada/config.toml is malformed"), "{found}");
     assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), tip);
@@ -650,10 +653,7 @@ fn without_pre_receive_a_malformed_note_gets_a_fatal_result() {
         "HEAD",
         "<---WRTIE file=\"b.txt\"--->\nx\n<---END--->\n",
     );
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &tip);
+    let found = pushed_result(&s.client, &tip);
     assert_eq!(trailer(&found, "Clada-Status"), Some("fatal"), "{found}");
     assert!(found.contains("did you mean WRITE?"), "{found}");
     assert!(found.contains("FATAL: nothing was applied"), "{found}");
@@ -694,10 +694,7 @@ fn a_json_note_with_deletes_moves_and_reads_is_applied_on_a_server_without_run()
   {"op": "tasks", "ops": [{"op": "delete", "path": "docs/a.txt"}, {"op": "run", "cmd": "ls"}]}
 ]"#;
     note(&s.client, "HEAD", reply);
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &tip);
+    let found = pushed_result(&s.client, &tip);
     // RUN is refused, so its block (with the delete) is skipped whole; the
     // rest ran in memory in the bare repository.
     assert_eq!(trailer(&found, "Clada-Status"), Some("partial"), "{found}");
@@ -1359,10 +1356,7 @@ fn server_branches_limits_the_branches_requests_may_write() {
     // is written and main is not.
     let tip = ok(&s.client, &["rev-parse", "HEAD"]);
     note(&s.client, "HEAD", EDIT);
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &tip);
+    let found = pushed_result(&s.client, &tip);
     assert_eq!(trailer(&found, "Clada-Status"), Some("refused"), "{found}");
     assert!(found.contains("requests may not write main"), "{found}");
     ok(
@@ -1370,10 +1364,7 @@ fn server_branches_limits_the_branches_requests_may_write() {
         &["push", "-q", "origin", "HEAD:refs/heads/agents/one"],
     );
     note(&s.client, "HEAD", &format!("Once more. {EDIT}"));
-    let pushed = push_inbox(&s.client);
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    fetch(&s.client);
-    let found = result(&s.client, &tip);
+    let found = pushed_result(&s.client, &tip);
     assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
     assert_eq!(trailer(&found, "Clada-Branch"), Some("agents/one"));
     assert_eq!(ok(&s.server, &["rev-parse", "main"]), main);
