@@ -877,16 +877,17 @@ pub fn problem(
     }
 }
 
-/// An opener off column 1 (`title`: SHAM, TELT) is prose, not a block:
-/// said (with `hint`) and listed among the dropped blocks.
+/// An opener off column 1 (of `syntax`: SHAM, TELT) is prose, not a
+/// block: said (with `hint`) and listed among the dropped blocks.
 pub fn indented_opener(
     text: &str,
     line: &Line<'_>,
-    title: &str,
+    syntax: super::Syntax,
     hint: &str,
     diagnostics: &mut Vec<Diagnostic>,
     dropped: &mut Vec<super::Dropped>,
 ) {
+    let title = syntax.title();
     let at = line.start + (line.text.len() - line.text.trim_start().len());
     let p = problem(
         line,
@@ -901,8 +902,7 @@ pub fn indented_opener(
     dropped.push(super::Dropped {
         line: line.no,
         kind: OpKind::Tasks,
-        what: format!("an indented {title} block"),
-        reason: format!("a {title} opener must start at column 1; this block was not applied"),
+        why: super::Why::IndentedOpener(syntax),
     });
 }
 

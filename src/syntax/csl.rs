@@ -11,7 +11,7 @@ use crate::csl::{
 };
 use crate::plan::{Action, Draft};
 
-use super::Dropped;
+use super::{Dropped, Why};
 
 /// The drafts of a CSL reply without fatal errors, in document order.
 pub fn drafts<'a>(reply: &Reply<'a>, delims: &Delimiters) -> Vec<Draft<'a>> {
@@ -141,11 +141,7 @@ pub fn dropped(reply: &Reply<'_>, delims: &Delimiters) -> Vec<Dropped> {
             Some(Dropped {
                 line: d.line,
                 kind,
-                what: format!("an indented {} marker", kind.name()),
-                reason: format!(
-                    "markers must start at column 1; this {} was not applied",
-                    kind.name()
-                ),
+                why: Why::IndentedMarker,
             })
         })
         .collect()

@@ -131,16 +131,77 @@ impl Choice {
 }
 
 /// Something in the reply that looks like an operation but is not applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dropped {
     pub line: u32,
     /// The operation it would have been, as far as known (TASKS for a
     /// whole block of another syntax).
     pub kind: OpKind,
+    /// Why; its words are made when a report needs them, not kept for
+    /// every one of the blocks a reply may drop.
+    pub why: Why,
+}
+
+/// Why a [`Dropped`] block is not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A block of syntax `block` in a reply read as `reply`.
+    Foreign { block: Syntax, reply: Syntax },
+    /// A block opener of this syntax (SHAM, TELT) off column 1.
+    IndentedOpener(Syntax),
+    /// A CSL start marker off column 1 (of the dropped operation's kind).
+    IndentedMarker,
+    /// An apply_patch file section outside `*** Begin Patch` … `*** End
+    /// Patch`.
+    SectionOutsidePatch,
+    /// apply_patch lines in no file section.
+    OutsideSections,
+}
+
+impl Dropped {
     /// What it is, for the report: "a SHAM block".
-    pub what: String,
+    pub fn what(&self) -> String {
+        match self.why {
+            Why::Foreign { block, .. } => {
+                let title = block.title();
+                // "an apply_patch block", "a unified diff block".
+                let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                format!("{article} {title} block")
+            }
+            Why::IndentedOpener(syntax) => format!("an indented {} block", syntax.title()),
+            Why::IndentedMarker => format!("an indented {} marker", self.kind.name()),
+            Why::SectionOutsidePatch => "a file section outside a patch".to_string(),
+            Why::OutsideSections => "lines outside any file section".to_string(),
+        }
+    }
+
     /// Why it was not applied.
-    pub reason: String,
+    pub fn reason(&self) -> String {
+        match self.why {
+            Why::Foreign { block, reply } => format!(
+                "this reply is read as {} (one syntax per reply), so this {} block was not applied",
+                reply.title(),
+                block.title()
+            ),
+            Why::IndentedOpener(syntax) => format!(
+                "a {} opener must start at column 1; this block was not applied",
+                syntax.title()
+            ),
+            Why::IndentedMarker => format!(
+                "markers must start at column 1; this {} was not applied",
+                self.kind.name()
+            ),
+            Why::SectionOutsidePatch => {
+                "it is not between *** Begin Patch and *** End Patch, so it was not applied"
+                    .to_string()
+            }
+            Why::OutsideSections => "no *** Add File, *** Delete File or *** Update File line comes before them, so they were not applied".to_string(),
+        }
+    }
 }
 
 /// A reply read by its front end.
@@ -287,19 +348,15 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Patch => patch::parse(text),
     };
     for block in foreign {
-        let title = block.syntax.title();
-        // "an apply_patch block", "a unified diff block".
-        let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
-            "an"
-        } else {
-            "a"
+        let dropped = Dropped {
+            line: block.line,
+            kind: OpKind::Tasks,
+            why: Why::Foreign {
+                block: block.syntax,
+                reply: syntax,
+            },
         };
-        let what = format!("{article} {title} block");
-        let reason = format!(
-            "this reply is read as {} (one syntax per reply), so this {} block was not applied",
-            syntax.title(),
-            block.syntax.title()
-        );
+        let what = dropped.what();
         parsed.diagnostics.push(warning(
             &parsed.source,
             block.line,
@@ -311,12 +368,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
                 block.syntax.name()
             )),
         ));
-        parsed.dropped.push(Dropped {
-            line: block.line,
-            kind: OpKind::Tasks,
-            what,
-            reason,
-        });
+        parsed.dropped.push(dropped);
     }
     parsed.dropped.sort_by_key(|d| d.line);
     parsed.diagnostics.sort_by_key(|d| (d.line, d.column));

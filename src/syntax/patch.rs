@@ -29,7 +29,7 @@ use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
 use super::lines::{Line, line_at};
-use super::{Dropped, Parsed, Syntax};
+use super::{Dropped, Parsed, Syntax, Why};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -257,10 +257,7 @@ impl<'t> Reader<'t> {
                 self.dropped.push(Dropped {
                     line: line.no,
                     kind: OpKind::Edit,
-                    what: "a file section outside a patch".to_string(),
-                    reason:
-                        "it is not between *** Begin Patch and *** End Patch, so it was not applied"
-                            .to_string(),
+                    why: Why::SectionOutsidePatch,
                 });
                 State::Outside
             }
@@ -286,9 +283,7 @@ impl<'t> Reader<'t> {
         self.dropped.push(Dropped {
             line: line.no,
             kind: OpKind::Edit,
-            what: "lines outside any file section".to_string(),
-            reason: "no *** Add File, *** Delete File or *** Update File line comes before them, so they were not applied"
-                .to_string(),
+            why: Why::OutsideSections,
         });
         State::Skip
     }

@@ -157,7 +157,7 @@ impl<'t> Reader<'t> {
         actions::indented_opener(
             self.text,
             &line,
-            "SHAM",
+            Syntax::Sham,
             "start the #!SHAM line, and every line of the block, at column 1",
             &mut self.diagnostics,
             &mut self.dropped,

@@ -205,7 +205,7 @@ impl<'t> Reader<'t> {
         actions::indented_opener(
             self.text,
             &line,
-            "TELT",
+            Syntax::Telt,
             "start the #!telt line, and every delimiter of the block, at column 1",
             &mut self.diagnostics,
             &mut self.dropped,
