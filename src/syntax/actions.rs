@@ -789,7 +789,7 @@ pub fn draft<'t>(
     top: u32,
     block: BlockRead<'t>,
     style: Style,
-    out: &mut Vec<Diagnostic>,
+    out: &mut crate::csl::Diagnostics,
 ) -> Draft<'t> {
     let task = TaskId { top, sub: None };
     let mut problems = block.problems;
@@ -827,7 +827,12 @@ pub fn draft<'t>(
             action: None,
             invalid: problems
                 .iter()
-                .map(|p| (p.line, format!("{} (hint: {})", p.message, p.hint)))
+                .map(|p| {
+                    let why = out.reason(p.line, p.kind, || {
+                        format!("{} (hint: {})", p.message, p.hint)
+                    });
+                    (p.line, why)
+                })
                 .collect(),
             error_type: problems.iter().find_map(|p| p.error_type),
         };
@@ -884,7 +889,7 @@ pub fn indented_opener(
     line: &Line<'_>,
     syntax: super::Syntax,
     hint: &str,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut crate::csl::Diagnostics,
     dropped: &mut Vec<super::Dropped>,
 ) {
     let title = syntax.title();

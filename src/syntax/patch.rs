@@ -176,7 +176,7 @@ enum State {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     dropped: Vec<Dropped>,
     state: State,
@@ -193,7 +193,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         dropped: Vec::new(),
         state: State::Outside,
@@ -787,12 +787,9 @@ impl<'t> Reader<'t> {
         if let Some(section) = &section {
             d.task = Some(section.task);
             d.operation = Some(section.kind.op());
-            let mut draft = Draft::invalid(
-                section.task,
-                section.header.number,
-                section.kind.op(),
-                message,
-            );
+            let why = self.diagnostics.reason(at.number, kind, || message);
+            let mut draft =
+                Draft::invalid(section.task, section.header.number, section.kind.op(), why);
             draft.invalid[0].0 = at.number;
             draft.target = (!section.path.is_empty()).then(|| section.path.clone());
             self.drafts.push(draft);
