@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A hostile reply of SHAM or TELT blocks whose values never end.
+"""A hostile reply: blocks whose values never end, or broken blocks.
 
 Usage: gen_hostile.py KIND SIZE OUT
 
@@ -12,10 +12,17 @@ KIND is one of:
   telt-reused    TELT blocks reusing one ID, none ever ended;
   telt-far       TELT blocks whose value's next delimiter of their own ID
                  comes only at the very end of the reply (all of them
-                 there), so each value runs over every later block.
+                 there), so each value runs over every later block;
+  csl-invalid    CSL WRITEs without a file attribute (each skipped);
+  csl-indented   CSL start markers indented off column 1 (each dropped);
+  aider-unclosed aider blocks whose ======= has no REPLACE after it;
+  replacer-unclosed replacer blocks with a SEARCH and nothing after it.
 Each block is a few lines; the reply is SIZE bytes or a little more.
-Without look-ahead (src/syntax/ahead.rs) each of these made the reader or
-the syntax detection rescan the rest of the reply once per block.
+Without look-ahead (src/syntax/ahead.rs) each of the first five made the
+reader or the syntax detection rescan the rest of the reply once per
+block. Every block of every kind has diagnostics: the last four are the
+smallest broken blocks of their syntaxes, for the memory a parse keeps
+per problem (src/csl/sink.rs).
 """
 import itertools
 import string
@@ -37,6 +44,14 @@ def block(i):
                 f"--CONTENT {k}--\nx\n--END zzzz--\n")
     if kind == "telt-reused":
         return "#!telt [3-char SHA: k4x]\n=== FILE_WRITE ===\n--PATH k4x--\na\n--CONTENT k4x--\nx\n"
+    if kind == "csl-invalid":
+        return "<---WRITE--->\nx\n<---END--->\n"
+    if kind == "csl-indented":
+        return '  <---WRITE file="a"--->\n'
+    if kind == "aider-unclosed":
+        return "a.py\n<<<<<<< SEARCH\nx\n=======\n"
+    if kind == "replacer-unclosed":
+        return "<<<FILE>>>\n<<<SEARCH>>>\nx\n"
     sys.exit(f"gen_hostile.py: unknown kind {kind}")
 
 

@@ -147,6 +147,9 @@ pub(crate) fn write_text(
             csl::diagnostic::render_in(d, &parsed.source, origin, &palette)
         )?;
     }
+    if let Some(line) = csl::sink::not_shown(parsed.diagnostics.omitted()) {
+        writeln!(out, "{line}\n")?;
+    }
     writeln!(out, "{}", summary(parsed, origin))
 }
 

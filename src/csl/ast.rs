@@ -153,6 +153,11 @@ pub struct Operation<'a> {
     /// In the order written; a duplicate name is a fatal error and is not kept.
     pub attrs: Vec<Attr<'a>>,
     pub body: Body<'a>,
+    /// The first line of its content that starts another operation (a
+    /// forgotten END above it, most likely): the operation is not run on
+    /// such a guess (csl.md §6). Said by a warning too, which may be past
+    /// the diagnostics' cap; the plan reads it here.
+    pub starts_another: Option<u32>,
 }
 
 impl<'a> Operation<'a> {

@@ -220,13 +220,39 @@ impl Counts {
     pub fn of(diagnostics: &[Diagnostic]) -> Counts {
         let mut counts = Counts::default();
         for d in diagnostics {
-            match d.severity() {
-                Severity::Fatal => counts.fatal += 1,
-                Severity::Invalid => counts.invalid += 1,
-                Severity::Warning => counts.warning += 1,
-            }
+            counts.add(d.severity());
         }
         counts
+    }
+
+    /// Counts one more diagnostic of `severity`.
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Fatal => self.fatal += 1,
+            Severity::Invalid => self.invalid += 1,
+            Severity::Warning => self.warning += 1,
+        }
+    }
+
+    pub fn total(self) -> usize {
+        self.fatal + self.invalid + self.warning
+    }
+
+    pub fn plus(self, other: Counts) -> Counts {
+        Counts {
+            fatal: self.fatal + other.fatal,
+            invalid: self.invalid + other.invalid,
+            warning: self.warning + other.warning,
+        }
+    }
+
+    /// `self` less `other`, which it counts a part of.
+    pub fn minus(self, other: Counts) -> Counts {
+        Counts {
+            fatal: self.fatal.saturating_sub(other.fatal),
+            invalid: self.invalid.saturating_sub(other.invalid),
+            warning: self.warning.saturating_sub(other.warning),
+        }
     }
 }
 

@@ -12,9 +12,10 @@ use super::diagnostic::Diagnostic;
 
 impl Serialize for Reply<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(2))?;
+        let mut map = s.serialize_map(Some(3))?;
         map.serialize_entry("operations", &self.operations)?;
         map.serialize_entry("diagnostics", &self.diagnostics)?;
+        map.serialize_entry("diagnostics_omitted", &self.diagnostics.omitted().total())?;
         map.end()
     }
 }

@@ -8,7 +8,8 @@
 //! lines), `parser` (the context-sensitive state machine), `validate`
 //! (semantic rules, which the parser applies to each operation it closes),
 //! then `json` and `print` (output; `json_writer` writes the JSON) and
-//! `diagnostic` (the problem model and its text rendering).
+//! `diagnostic` (the problem model and its text rendering), `sink` (the
+//! diagnostics a parse keeps, capped).
 
 pub mod ast;
 pub mod diagnostic;
@@ -18,12 +19,14 @@ pub mod json_writer;
 mod lexer;
 mod parser;
 pub mod print;
+pub mod sink;
 pub mod validate;
 
 use std::borrow::Cow;
 
 pub use ast::{Attr, Body, OpKind, Operation, Span, TaskId};
 pub use diagnostic::{Counts, Diagnostic, DiagnosticKind, Severity};
+pub use sink::Diagnostics;
 
 /// The marker delimiters, `<---` and `--->` unless configured otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,13 +91,18 @@ pub struct Reply<'a> {
     pub source: Cow<'a, str>,
     /// Top-level operations in document order; TASKS blocks hold their own.
     pub operations: Vec<Operation<'a>>,
-    /// Every problem, sorted by line (stable for one line).
-    pub diagnostics: Vec<Diagnostic>,
+    /// Every problem, sorted by line (stable for one line): the first
+    /// [`sink::MAX_KEPT`] kept, all counted.
+    pub diagnostics: Diagnostics,
+    /// Start markers indented off column 1 outside any operation (line,
+    /// operation): operations the reply meant that do not run. Kept apart
+    /// from their warnings, which may be past the diagnostics' cap.
+    pub indented: Vec<(u32, OpKind)>,
 }
 
 impl Reply<'_> {
     pub fn counts(&self) -> Counts {
-        Counts::of(&self.diagnostics)
+        self.diagnostics.counts()
     }
 
     /// Whether any operation, top level or in a TASKS block, is a RUN.
@@ -111,9 +119,7 @@ impl Reply<'_> {
 
     /// Whether nothing in the reply may run.
     pub fn has_fatal(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity() == Severity::Fatal)
+        self.diagnostics.has_fatal()
     }
 }
 
@@ -123,41 +129,49 @@ pub fn parse_bytes<'a>(bytes: &'a [u8], delims: &Delimiters) -> Reply<'a> {
         return Reply {
             source: Cow::Borrowed(""),
             operations: Vec::new(),
-            diagnostics: vec![input::too_large(bytes.len() as u64)],
+            diagnostics: vec![input::too_large(bytes.len() as u64)].into(),
+            indented: Vec::new(),
         };
     }
     let decoded = input::decode(bytes);
-    let mut diagnostics: Vec<Diagnostic> = decoded.diagnostic.into_iter().collect();
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.extend(decoded.diagnostic);
     match decoded.text {
         Cow::Borrowed(text) => {
-            let operations = parser::parse(text, delims, &mut diagnostics);
-            finish(Cow::Borrowed(text), operations, diagnostics, delims)
+            let read = parser::parse(text, delims, &mut diagnostics);
+            finish(Cow::Borrowed(text), read, diagnostics, delims)
         }
         Cow::Owned(text) => {
             // Invalid UTF-8 is fatal: the tree is only needed for its
             // diagnostics, so it need not borrow from the owned text.
-            let operations = parser::parse(&text, delims, &mut diagnostics);
-            drop(operations);
-            finish(Cow::Owned(text), Vec::new(), diagnostics, delims)
+            let read = parser::parse(&text, delims, &mut diagnostics);
+            let read = parser::Read {
+                operations: Vec::new(),
+                ..read
+            };
+            finish(Cow::Owned(text), read, diagnostics, delims)
         }
     }
 }
 
 /// Parses and validates reply text (already decoded, BOM removed).
 pub fn parse<'a>(text: &'a str, delims: &Delimiters) -> Reply<'a> {
-    let mut diagnostics = Vec::new();
-    let operations = parser::parse(text, delims, &mut diagnostics);
-    finish(Cow::Borrowed(text), operations, diagnostics, delims)
+    let mut diagnostics = Diagnostics::new();
+    let read = parser::parse(text, delims, &mut diagnostics);
+    finish(Cow::Borrowed(text), read, diagnostics, delims)
 }
 
 fn finish<'a>(
     source: Cow<'a, str>,
-    operations: Vec<Operation<'a>>,
-    mut diagnostics: Vec<Diagnostic>,
+    read: parser::Read<'a>,
+    mut diagnostics: Diagnostics,
     delims: &Delimiters,
 ) -> Reply<'a> {
-    let fatal = diagnostics.iter().any(|d| d.severity() == Severity::Fatal);
-    if operations.is_empty() && !fatal {
+    let parser::Read {
+        operations,
+        indented,
+    } = read;
+    if operations.is_empty() && !diagnostics.has_fatal() {
         diagnostics.push(Diagnostic {
             kind: DiagnosticKind::NoOperations,
             line: 1,
@@ -173,11 +187,12 @@ fn finish<'a>(
             task: None,
         });
     }
-    diagnostics.sort_by_key(|d| (d.line, d.column));
+    diagnostics.finish();
     Reply {
         source,
         operations,
         diagnostics,
+        indented,
     }
 }
 

@@ -14,6 +14,7 @@ use super::Delimiters;
 use super::ast::{Attr, Body, OpKind, Operation, Span, TaskId};
 use super::diagnostic::{Diagnostic, DiagnosticKind as K, Severity};
 use super::lexer::{Line, Marker, MarkerError, Piece, Pieces, Plain, marker_name, read_marker};
+use super::sink::Diagnostics;
 use super::validate;
 
 /// Marker names that are not operations but mean something inside one.
@@ -21,13 +22,23 @@ const END: &str = "END";
 const TO: &str = "TO";
 const REPLACE: &str = "REPLACE";
 
+/// What the parser read besides its diagnostics.
+#[derive(Debug)]
+pub struct Read<'a> {
+    pub operations: Vec<Operation<'a>>,
+    /// See [`super::Reply::indented`].
+    pub indented: Vec<(u32, OpKind)>,
+}
+
 /// Parses `src` into operations and validates them, appending problems to
 /// `diags`.
-pub fn parse<'a>(
-    src: &'a str,
-    delims: &Delimiters,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<Operation<'a>> {
+pub fn parse<'a>(src: &'a str, delims: &Delimiters, diags: &mut Diagnostics) -> Read<'a> {
+    // Fatal errors found before (invalid UTF-8) count as the parser's own.
+    let fatal_lines = diags
+        .iter()
+        .filter(|d| d.severity() == Severity::Fatal)
+        .map(|d| d.line)
+        .collect();
     let mut p = Parser {
         src,
         delims,
@@ -39,8 +50,8 @@ pub fn parse<'a>(
         last_line: 0,
         unrecognised: None,
         last_closed: None,
-        fatal_lines: HashSet::default(),
-        fatal_seen: 0,
+        fatal_lines,
+        indented: Vec::new(),
     };
     let mut pieces = Pieces::new(src, delims);
     for piece in &mut pieces {
@@ -52,7 +63,10 @@ pub fn parse<'a>(
     }
     p.last_line = pieces.lines_read();
     p.finish();
-    p.ops
+    Read {
+        operations: p.ops,
+        indented: p.indented,
+    }
 }
 
 /// Which part of an open operation the next content line belongs to.
@@ -158,7 +172,7 @@ struct OpenTasks<'a> {
 struct Parser<'a, 'd> {
     src: &'a str,
     delims: &'d Delimiters,
-    diags: &'d mut Vec<Diagnostic>,
+    diags: &'d mut Diagnostics,
     ops: Vec<Operation<'a>>,
     tasks: Option<OpenTasks<'a>>,
     open: Option<OpenOp<'a>>,
@@ -170,9 +184,11 @@ struct Parser<'a, 'd> {
     unrecognised: Option<u32>,
     /// The last operation closed, to explain a stray END later.
     last_closed: Option<Closed>,
-    /// The lines of the fatal diagnostics among the first `fatal_seen`.
+    /// The lines of the fatal diagnostics, noted as they are pushed: the
+    /// diagnostics themselves may be dropped past the cap (`sink`).
     fatal_lines: HashSet<u32>,
-    fatal_seen: usize,
+    /// See [`Read::indented`].
+    indented: Vec<(u32, OpKind)>,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -365,6 +381,7 @@ impl<'a> Parser<'a, '_> {
                 body: Body::Tasks {
                     operations: tasks.operations,
                 },
+                starts_another: None,
             };
             self.validate(&op);
             self.ops.push(op);
@@ -600,6 +617,11 @@ impl<'a> Parser<'a, '_> {
         }
         let indent = line.text.len() - trimmed.len();
         let operation = self.open.as_ref().map(|o| o.kind);
+        if operation.is_none()
+            && let Some(kind) = OpKind::from_name(name)
+        {
+            self.indented.push((line.number, kind));
+        }
         self.push(
             K::IndentedMarker,
             line,
@@ -731,6 +753,7 @@ impl<'a> Parser<'a, '_> {
             task: open.task,
             attrs: open.attrs,
             body,
+            starts_another: open.looks_like_next_op,
         };
         match &mut self.tasks {
             // Validated with its block, which may turn out unterminated.
@@ -751,12 +774,6 @@ impl<'a> Parser<'a, '_> {
     /// `validate_one`); every fatal error of a marker line is known once
     /// its operation is closed.
     fn validate(&mut self, op: &Operation<'a>) {
-        for d in &self.diags[self.fatal_seen..] {
-            if d.severity() == Severity::Fatal {
-                self.fatal_lines.insert(d.line);
-            }
-        }
-        self.fatal_seen = self.diags.len();
         for op in std::iter::once(op).chain(op.children()) {
             if !self.fatal_lines.contains(&op.line) {
                 validate::validate_one(self.src, op, self.diags);
@@ -871,6 +888,9 @@ impl<'a> Parser<'a, '_> {
         operation: Option<OpKind>,
     ) {
         let prefix = self.src.get(line.start..span.start).unwrap_or("");
+        if kind.severity() == Severity::Fatal {
+            self.fatal_lines.insert(line.number);
+        }
         self.diags.push(Diagnostic {
             kind,
             line: line.number,
@@ -941,8 +961,8 @@ mod tests {
     use super::*;
 
     fn run(src: &str) -> (Vec<Operation<'_>>, Vec<(K, u32, u32)>) {
-        let mut diags = Vec::new();
-        let ops = parse(src, &Delimiters::default(), &mut diags);
+        let mut diags = Diagnostics::new();
+        let ops = parse(src, &Delimiters::default(), &mut diags).operations;
         let d = diags.iter().map(|d| (d.kind, d.line, d.column)).collect();
         (ops, d)
     }
@@ -1079,7 +1099,7 @@ mod tests {
 
     #[test]
     fn misspelt_end_in_content_is_named_by_the_unterminated_hint() {
-        let mut diags = Vec::new();
+        let mut diags = Diagnostics::new();
         parse(
             "<---WRITE file=\"a\"--->\nx\n<---end--->\nprose\n",
             &Delimiters::default(),
@@ -1098,7 +1118,7 @@ mod tests {
 
     #[test]
     fn marker_line_errors_belong_to_the_task_they_open() {
-        let mut diags = Vec::new();
+        let mut diags = Diagnostics::new();
         parse(
             "<---RUN--->\nls\n<---END--->\n<---WRITE file=x--->\n<---END--->",
             &Delimiters::default(),

@@ -8,6 +8,7 @@
 
 use super::ast::{Attr, Body, OpKind, Operation};
 use super::diagnostic::{Diagnostic, DiagnosticKind as K};
+use super::sink::Diagnostics;
 
 /// A `count` value: a positive integer or `all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +45,9 @@ pub fn parse_append(value: &str) -> Option<bool> {
 /// `diags`. The parser calls it for every operation it closes, except
 /// those whose marker line has a fatal error: their attributes were not all
 /// read, and "Missing required attribute 'file'" for a badly quoted `file`
-/// would be false.
-pub(super) fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Vec<Diagnostic>) {
+/// would be false. The CSL front end calls it again for the reasons of a
+/// skipped task, which the capped diagnostics may no longer hold.
+pub fn validate_one(src: &str, op: &Operation<'_>, diags: &mut Diagnostics) {
     let kind = op.kind();
     // A bad value is pointed at where it stands; a missing attribute or
     // an empty body at the start of the marker line.

@@ -789,7 +789,7 @@ pub fn draft<'t>(
     top: u32,
     block: BlockRead<'t>,
     style: Style,
-    out: &mut Vec<Diagnostic>,
+    out: &mut crate::csl::Diagnostics,
 ) -> Draft<'t> {
     let task = TaskId { top, sub: None };
     let mut problems = block.problems;
@@ -827,7 +827,12 @@ pub fn draft<'t>(
             action: None,
             invalid: problems
                 .iter()
-                .map(|p| (p.line, format!("{} (hint: {})", p.message, p.hint)))
+                .map(|p| {
+                    let why = out.reason(p.line, p.kind, || {
+                        format!("{} (hint: {})", p.message, p.hint)
+                    });
+                    (p.line, why)
+                })
                 .collect(),
             error_type: problems.iter().find_map(|p| p.error_type),
         };
@@ -877,16 +882,17 @@ pub fn problem(
     }
 }
 
-/// An opener off column 1 (`title`: SHAM, TELT) is prose, not a block:
-/// said (with `hint`) and listed among the dropped blocks.
+/// An opener off column 1 (of `syntax`: SHAM, TELT) is prose, not a
+/// block: said (with `hint`) and listed among the dropped blocks.
 pub fn indented_opener(
     text: &str,
     line: &Line<'_>,
-    title: &str,
+    syntax: super::Syntax,
     hint: &str,
-    diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut crate::csl::Diagnostics,
     dropped: &mut Vec<super::Dropped>,
 ) {
+    let title = syntax.title();
     let at = line.start + (line.text.len() - line.text.trim_start().len());
     let p = problem(
         line,
@@ -901,8 +907,7 @@ pub fn indented_opener(
     dropped.push(super::Dropped {
         line: line.no,
         kind: OpKind::Tasks,
-        what: format!("an indented {title} block"),
-        reason: format!("a {title} opener must start at column 1; this block was not applied"),
+        why: super::Why::IndentedOpener(syntax),
     });
 }
 

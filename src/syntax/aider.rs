@@ -116,7 +116,7 @@ struct Block {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<crate::csl::Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     /// The path the last block named: a block without one keeps it.
     current: Option<String>,
@@ -129,7 +129,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut r = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         current: None,
         block: None,
@@ -299,7 +299,10 @@ impl<'t> Reader<'t> {
             return;
         };
         let index = block.task.top as usize - 1;
-        let reasons = block.reasons;
+        let mut reasons = block.reasons;
+        // Grown by push, the list has room for four; every broken block
+        // keeps its list, with one or two in it.
+        reasons.shrink_to_fit();
         let mut draft = Draft::invalid(block.task, block.line, OpKind::Edit, String::new());
         draft.invalid = if reasons.is_empty() {
             vec![(block.line, "the block is incomplete".to_string())]
@@ -324,7 +327,8 @@ impl<'t> Reader<'t> {
         if let Some(block) = &mut self.block {
             d.task = Some(block.task);
             d.operation = Some(OpKind::Edit);
-            block.reasons.push((line, d.message.clone()));
+            let why = self.diagnostics.reason(line, kind, || d.message.clone());
+            block.reasons.push((line, why));
         }
         self.diagnostics.push(d);
     }

@@ -165,7 +165,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
         lines: Lines { pos: 0, line: 1 },
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         fatal: false,
         in_block: false,
         no_close: Default::default(),
@@ -215,7 +215,7 @@ struct Read<'t> {
 struct Reader<'t> {
     text: &'t str,
     lines: Lines,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     /// A CDATA section never closes: nothing after it can be read.
     fatal: bool,
     /// Reading the operations of a `<tasks>` block.
@@ -330,7 +330,8 @@ impl<'t> Reader<'t> {
         if let Some(errors) = errors
             && kind.severity() == crate::csl::Severity::Invalid
         {
-            errors.reasons.push((line, message.clone()));
+            let why = self.diagnostics.reason(line, kind, || message.clone());
+            errors.reasons.push((line, why));
         }
         self.diagnostics.push(Diagnostic {
             kind,
@@ -1072,8 +1073,11 @@ fn invalid(
     line: u32,
     kind: OpKind,
     target: Option<String>,
-    reasons: Vec<(u32, String)>,
+    mut reasons: Vec<(u32, String)>,
 ) -> Draft<'static> {
+    // Grown by push, the list has room for four; every broken element
+    // keeps its list, with one or two in it.
+    reasons.shrink_to_fit();
     Draft {
         task,
         line,

@@ -5,13 +5,11 @@
 //! language itself (lexing, parsing, the spec's semantic checks and their
 //! messages) stays in `csl/`; this file only reads its tree.
 
-use crate::csl::validate::{Count, parse_append, parse_count};
-use crate::csl::{
-    Body, Delimiters, Diagnostic, DiagnosticKind, OpKind, Operation, Reply, Severity,
-};
+use crate::csl::validate::{Count, parse_append, parse_count, validate_one};
+use crate::csl::{Body, Delimiters, DiagnosticKind, Diagnostics, Operation, Reply, Severity};
 use crate::plan::{Action, Draft};
 
-use super::Dropped;
+use super::{Dropped, Why};
 
 /// The drafts of a CSL reply without fatal errors, in document order.
 pub fn drafts<'a>(reply: &Reply<'a>, delims: &Delimiters) -> Vec<Draft<'a>> {
@@ -22,50 +20,31 @@ pub fn drafts<'a>(reply: &Reply<'a>, delims: &Delimiters) -> Vec<Draft<'a>> {
         .collect()
 }
 
-/// Whether the diagnostic is a line inside an operation's content that
-/// starts another operation: most likely a forgotten END above it.
-fn next_operation_in_content(reply: &Reply<'_>, d: &Diagnostic, delims: &Delimiters) -> bool {
-    if d.kind != DiagnosticKind::MarkerInContent {
-        return false;
-    }
-    let Some(rest) = reply
-        .source
-        .get(d.line_start..)
-        .and_then(|text| text.strip_prefix(delims.start.as_str()))
-    else {
-        return false;
-    };
-    OpKind::CSL.into_iter().any(|k| {
-        rest.strip_prefix(k.name()).is_some_and(|after| {
-            !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-        })
-    })
-}
-
 fn draft<'a>(reply: &Reply<'a>, op: &Operation<'a>, delims: &Delimiters) -> Draft<'a> {
-    let mut invalid: Vec<(u32, String)> = reply
-        .diagnostics
+    // The operation's own checks again, not its diagnostics: those past
+    // the cap are not kept, and an invalid operation must not run. In
+    // their order in the report (by column).
+    let mut found = Diagnostics::new();
+    validate_one(&reply.source, op, &mut found);
+    found.finish();
+    let kept = &reply.diagnostics;
+    let mut invalid: Vec<(u32, String)> = found
         .iter()
-        .filter(|d| d.severity() == Severity::Invalid && d.task == Some(op.task))
-        .map(|d| (d.line, d.message.clone()))
+        .filter(|d| d.severity() == Severity::Invalid)
+        .map(|d| (d.line, kept.reason(d.line, d.kind, || d.message.clone())))
         .collect();
     // The AST keeps such content as the spec says, but nothing runs on a
     // guess: writing the next operation's marker and content into a file
     // is how a forgotten END corrupts it (csl.md §6).
-    if let Some(d) = reply
-        .diagnostics
-        .iter()
-        .find(|d| d.task == Some(op.task) && next_operation_in_content(reply, d, delims))
-    {
-        invalid.push((
-            op.line,
+    if let Some(line) = op.starts_another {
+        let why = kept.reason(line, DiagnosticKind::MarkerInContent, || {
             format!(
                 "did you forget {s}END{e} above line {line}? Line {line} starts another operation, but as written it is part of this one's text, so nothing of it was applied; to write such a line on purpose, use other delimiters (--start-delimiter and --end-delimiter, or git config clada.startDelimiter / clada.endDelimiter)",
                 s = delims.start,
                 e = delims.end,
-                line = d.line
-            ),
-        ));
+            )
+        });
+        invalid.push((op.line, why));
     }
     // An empty value is already "Missing required attribute".
     let file = || {
@@ -126,27 +105,68 @@ fn draft<'a>(reply: &Reply<'a>, op: &Operation<'a>, delims: &Delimiters) -> Draf
 
 /// Operations a CSL reply drops: a start marker indented off column 1 in
 /// prose is not a marker, so the operation it meant does not run.
-pub fn dropped(reply: &Reply<'_>, delims: &Delimiters) -> Vec<Dropped> {
+pub fn dropped(reply: &Reply<'_>) -> Vec<Dropped> {
     reply
-        .diagnostics
+        .indented
         .iter()
-        .filter(|d| d.kind == DiagnosticKind::IndentedMarker && d.operation.is_none())
-        .filter_map(|d| {
-            let text = reply.source.get(d.line_start..)?;
-            let text = text.lines().next()?.trim_start_matches([' ', '\t']);
-            let name = text.strip_prefix(delims.start.as_str())?;
-            let kind = OpKind::CSL
-                .into_iter()
-                .find(|k| name.starts_with(k.name()))?;
-            Some(Dropped {
-                line: d.line,
-                kind,
-                what: format!("an indented {} marker", kind.name()),
-                reason: format!(
-                    "markers must start at column 1; this {} was not applied",
-                    kind.name()
-                ),
-            })
+        .map(|&(line, kind)| Dropped {
+            line,
+            kind,
+            why: Why::IndentedMarker,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::csl::Delimiters;
+    use crate::csl::sink::MAX_KEPT;
+    use crate::syntax::{Choice, Syntax, parse};
+
+    /// What decides that an operation does not run is read from the tree,
+    /// not from its diagnostic, which may be past the cap.
+    #[test]
+    fn operations_past_the_cap_are_skipped_for_their_problems_too() {
+        let n = MAX_KEPT + 200;
+        let cases = [
+            (
+                "<---WRITE file=\"a\" append=\"maybe\"--->\nx\n<---END--->\n",
+                "invalid_append",
+            ),
+            (
+                "<---WRITE file=\"a\"--->\n<---RUN--->\n<---END--->\n",
+                "marker_in_content",
+            ),
+        ];
+        for (block, code) in cases {
+            let reply = block.repeat(n);
+            let parsed = parse(
+                reply.as_bytes(),
+                Choice::Only(Syntax::Csl),
+                &Delimiters::default(),
+            );
+            assert_eq!(parsed.diagnostics.len(), MAX_KEPT, "{code}");
+            assert_eq!(parsed.drafts.len(), n, "{code}");
+            for d in &parsed.drafts {
+                assert_eq!(d.invalid.len(), 1, "{code}: task {} would run", d.task);
+            }
+            // The first are described, the last named by their code.
+            assert!(parsed.drafts[0].invalid[0].1.len() > code.len(), "{code}");
+            assert_eq!(parsed.drafts[n - 1].invalid[0].1, code);
+        }
+    }
+
+    #[test]
+    fn every_indented_marker_past_the_cap_is_dropped() {
+        let n = MAX_KEPT + 200;
+        let reply = "  <---RUN--->\n".repeat(n);
+        let parsed = parse(
+            reply.as_bytes(),
+            Choice::Only(Syntax::Csl),
+            &Delimiters::default(),
+        );
+        assert_eq!(parsed.diagnostics.len(), MAX_KEPT);
+        assert_eq!(parsed.dropped.len(), n);
+        assert_eq!(parsed.dropped[n - 1].line, n as u32);
+    }
 }

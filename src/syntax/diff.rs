@@ -43,7 +43,7 @@ struct Section {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<crate::csl::Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
 }
 
@@ -51,7 +51,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut r = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
     };
     let mut lines = Lines::new(text).peekable();
@@ -465,7 +465,13 @@ impl Reader<'_> {
                     self.diagnostics.push(d);
                 }
                 let mut draft = Draft::invalid(task, s.line, OpKind::Edit, String::new());
-                draft.invalid = problems;
+                draft.invalid = problems
+                    .into_iter()
+                    .map(|(line, why)| {
+                        let kind = DiagnosticKind::MalformedBlock;
+                        (line, self.diagnostics.reason(line, kind, || why))
+                    })
+                    .collect();
                 draft.target = target;
                 self.drafts.push(draft);
             }

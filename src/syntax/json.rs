@@ -58,7 +58,7 @@ fn document(text: &str) -> Option<(&str, usize)> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
     };
     let drafts = match document(text) {
         None => {
@@ -77,7 +77,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
 }
 
 /// A JSON value with where it stands in the reply.
@@ -403,8 +403,13 @@ impl<'t> Reader<'t> {
                 d.task = Some(draft.task);
                 d.operation = Some(draft.kind);
             }
+            let kind = DiagnosticKind::InvalidJsonOperation;
+            let why = self.diagnostics.reason(draft.line, kind, || why);
             draft.invalid.push((draft.line, why));
         }
+        // Grown by push, the list has room for four; every invalid
+        // operation keeps its list, with one or two in it.
+        draft.invalid.shrink_to_fit();
         draft
     }
 
@@ -588,6 +593,9 @@ impl<'t> Reader<'t> {
             d.task = Some(task);
             d.operation = Some(kind);
         }
+        let why = self
+            .diagnostics
+            .reason(line, DiagnosticKind::InvalidJsonOperation, || why);
         Draft::invalid(task, line, kind, why)
     }
 
@@ -626,6 +634,8 @@ impl<'t> Reader<'t> {
             .filter(|(_, r)| r.is_ok())
             .map(|(i, _)| i)
             .collect();
+        // Those the printed reply's parse did not keep still count.
+        self.diagnostics.count_omitted(reply.diagnostics.omitted());
         for d in &reply.diagnostics {
             if d.kind == DiagnosticKind::NoOperations {
                 continue;
@@ -680,6 +690,8 @@ impl<'t> Reader<'t> {
                     if let Some(d) = self.diagnostics.last_mut() {
                         d.task = Some(task);
                     }
+                    let kind = DiagnosticKind::InvalidJsonOperation;
+                    let why = self.diagnostics.reason(lines[i], kind, || why);
                     drafts.push(Draft::invalid(task, lines[i], OpKind::Tasks, why));
                 }
             }
@@ -789,6 +801,7 @@ fn csl_operation(value: &Value, task: TaskId) -> Result<crate::csl::Operation<'_
         task,
         attrs,
         body,
+        starts_another: None,
     })
 }
 

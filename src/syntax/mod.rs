@@ -28,7 +28,9 @@ pub mod telt;
 
 use std::borrow::Cow;
 
-use crate::csl::{Delimiters, Diagnostic, DiagnosticKind, OpKind, Reply, Severity, Span, TaskId};
+use crate::csl::{
+    Delimiters, Diagnostic, DiagnosticKind, Diagnostics, OpKind, Reply, Span, TaskId,
+};
 use crate::plan::Draft;
 
 /// A syntax a reply can be written in (syntaxes.md §2 names).
@@ -131,16 +133,77 @@ impl Choice {
 }
 
 /// Something in the reply that looks like an operation but is not applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dropped {
     pub line: u32,
     /// The operation it would have been, as far as known (TASKS for a
     /// whole block of another syntax).
     pub kind: OpKind,
+    /// Why; its words are made when a report needs them, not kept for
+    /// every one of the blocks a reply may drop.
+    pub why: Why,
+}
+
+/// Why a [`Dropped`] block is not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A block of syntax `block` in a reply read as `reply`.
+    Foreign { block: Syntax, reply: Syntax },
+    /// A block opener of this syntax (SHAM, TELT) off column 1.
+    IndentedOpener(Syntax),
+    /// A CSL start marker off column 1 (of the dropped operation's kind).
+    IndentedMarker,
+    /// An apply_patch file section outside `*** Begin Patch` … `*** End
+    /// Patch`.
+    SectionOutsidePatch,
+    /// apply_patch lines in no file section.
+    OutsideSections,
+}
+
+impl Dropped {
     /// What it is, for the report: "a SHAM block".
-    pub what: String,
+    pub fn what(&self) -> String {
+        match self.why {
+            Why::Foreign { block, .. } => {
+                let title = block.title();
+                // "an apply_patch block", "a unified diff block".
+                let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                format!("{article} {title} block")
+            }
+            Why::IndentedOpener(syntax) => format!("an indented {} block", syntax.title()),
+            Why::IndentedMarker => format!("an indented {} marker", self.kind.name()),
+            Why::SectionOutsidePatch => "a file section outside a patch".to_string(),
+            Why::OutsideSections => "lines outside any file section".to_string(),
+        }
+    }
+
     /// Why it was not applied.
-    pub reason: String,
+    pub fn reason(&self) -> String {
+        match self.why {
+            Why::Foreign { block, reply } => format!(
+                "this reply is read as {} (one syntax per reply), so this {} block was not applied",
+                reply.title(),
+                block.title()
+            ),
+            Why::IndentedOpener(syntax) => format!(
+                "a {} opener must start at column 1; this block was not applied",
+                syntax.title()
+            ),
+            Why::IndentedMarker => format!(
+                "markers must start at column 1; this {} was not applied",
+                self.kind.name()
+            ),
+            Why::SectionOutsidePatch => {
+                "it is not between *** Begin Patch and *** End Patch, so it was not applied"
+                    .to_string()
+            }
+            Why::OutsideSections => "no *** Add File, *** Delete File or *** Update File line comes before them, so they were not applied".to_string(),
+        }
+    }
 }
 
 /// A reply read by its front end.
@@ -151,8 +214,9 @@ pub struct Parsed<'a> {
     pub source: Cow<'a, str>,
     /// In document order; empty when there is a fatal error.
     pub drafts: Vec<Draft<'a>>,
-    /// Every problem, sorted by line.
-    pub diagnostics: Vec<Diagnostic>,
+    /// Every problem, sorted by line: the first [`crate::csl::sink::MAX_KEPT`]
+    /// kept, all counted.
+    pub diagnostics: Diagnostics,
     /// Blocks that are not applied (each is also a warning).
     pub dropped: Vec<Dropped>,
     /// The CSL tree, for `parse --format json` of a CSL reply.
@@ -176,14 +240,15 @@ fn task_name<S: serde::Serializer>(task: &TaskId, s: S) -> Result<S::Ok, S::Erro
 
 impl<'a> Parsed<'a> {
     /// What a front end other than CSL's read from `text`: its drafts and
-    /// diagnostics, nothing dropped and no explanations (a front end that
-    /// has them sets them).
+    /// diagnostics (finished here), nothing dropped and no explanations (a
+    /// front end that has them sets them).
     pub fn read(
         syntax: Syntax,
         text: &'a str,
         drafts: Vec<Draft<'a>>,
-        diagnostics: Vec<Diagnostic>,
+        mut diagnostics: Diagnostics,
     ) -> Parsed<'a> {
+        diagnostics.finish();
         Parsed {
             syntax,
             source: Cow::Borrowed(text),
@@ -197,10 +262,9 @@ impl<'a> Parsed<'a> {
 }
 
 impl Parsed<'_> {
+    /// Whether any diagnostic, shown or not, is fatal.
     pub fn has_fatal(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity() == Severity::Fatal)
+        self.diagnostics.has_fatal()
     }
 
     /// Whether any operation, top level or in a block, runs commands.
@@ -228,8 +292,9 @@ impl Parsed<'_> {
         no_operations && self.dropped.is_empty() && !self.has_fatal()
     }
 
+    /// Every diagnostic by severity, shown or not.
     pub fn counts(&self) -> crate::csl::Counts {
-        crate::csl::Counts::of(&self.diagnostics)
+        self.diagnostics.counts()
     }
 }
 
@@ -287,19 +352,15 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Patch => patch::parse(text),
     };
     for block in foreign {
-        let title = block.syntax.title();
-        // "an apply_patch block", "a unified diff block".
-        let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
-            "an"
-        } else {
-            "a"
+        let dropped = Dropped {
+            line: block.line,
+            kind: OpKind::Tasks,
+            why: Why::Foreign {
+                block: block.syntax,
+                reply: syntax,
+            },
         };
-        let what = format!("{article} {title} block");
-        let reason = format!(
-            "this reply is read as {} (one syntax per reply), so this {} block was not applied",
-            syntax.title(),
-            block.syntax.title()
-        );
+        let what = dropped.what();
         parsed.diagnostics.push(warning(
             &parsed.source,
             block.line,
@@ -311,15 +372,10 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
                 block.syntax.name()
             )),
         ));
-        parsed.dropped.push(Dropped {
-            line: block.line,
-            kind: OpKind::Tasks,
-            what,
-            reason,
-        });
+        parsed.dropped.push(dropped);
     }
     parsed.dropped.sort_by_key(|d| d.line);
-    parsed.diagnostics.sort_by_key(|d| (d.line, d.column));
+    parsed.diagnostics.finish();
     parsed
 }
 
@@ -335,7 +391,7 @@ fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a>
         },
         diagnostics: reply.diagnostics.clone(),
         source: reply.source.clone(),
-        dropped: csl::dropped(&reply, delims),
+        dropped: csl::dropped(&reply),
         csl: Some(reply),
         explanations: Vec::new(),
     }
@@ -404,14 +460,15 @@ pub fn line_of(text: &str, offset: usize) -> u32 {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() as u32 + 1
 }
 
-/// `git clada parse --format json`: the syntax, the operations and every
-/// diagnostic. A CSL reply's operations are its syntax tree (csl.md §7);
-/// any other reply's are the operation list of the `json` syntax. Either
-/// is valid `json` input, so parse and apply round-trip.
+/// `git clada parse --format json`: the syntax, the operations, the
+/// diagnostics kept and how many more there are. A CSL reply's operations
+/// are its syntax tree (csl.md §7); any other reply's are the operation
+/// list of the `json` syntax. Either is valid `json` input, so parse and
+/// apply round-trip.
 impl serde::Serialize for Parsed<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(3))?;
+        let mut map = s.serialize_map(Some(4))?;
         map.serialize_entry("syntax", self.syntax.name())?;
         match &self.csl {
             Some(reply) => map.serialize_entry("operations", &reply.operations)?,
@@ -421,6 +478,7 @@ impl serde::Serialize for Parsed<'_> {
             }
         }
         map.serialize_entry("diagnostics", &self.diagnostics)?;
+        map.serialize_entry("diagnostics_omitted", &self.diagnostics.omitted().total())?;
         map.end()
     }
 }
@@ -465,6 +523,87 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+/// A reply of more problems than a parse keeps (`csl::sink`): what is
+/// dropped is only the diagnostics' text, never what they decide.
+#[cfg(test)]
+mod capped {
+    use super::{Choice, Syntax, parse};
+    use crate::csl::sink::MAX_KEPT;
+    use crate::csl::{Counts, Delimiters, Severity};
+
+    #[test]
+    fn a_fatal_error_past_the_cap_still_stops_everything() {
+        // Warnings first by position, then the only fatal error.
+        let reply = format!(
+            "{}<---WRITE file=\"a\"--->\nx\n",
+            "  <---WRITE file=\"a\"--->\n".repeat(MAX_KEPT + 10)
+        );
+        let parsed = parse(reply.as_bytes(), Choice::Auto, &Delimiters::default());
+        assert_eq!(parsed.diagnostics.len(), MAX_KEPT);
+        assert!(
+            parsed
+                .diagnostics
+                .iter()
+                .all(|d| d.severity() == Severity::Warning)
+        );
+        assert!(parsed.has_fatal());
+        assert!(parsed.drafts.is_empty());
+        assert_eq!(
+            parsed.counts(),
+            Counts {
+                fatal: 1,
+                invalid: 0,
+                warning: MAX_KEPT + 10
+            }
+        );
+        assert_eq!(parsed.diagnostics.omitted().total(), 11);
+    }
+
+    #[test]
+    fn the_first_by_position_are_kept_and_every_one_is_counted() {
+        // Unclosed SHAM blocks, each cut short by the next: two invalid
+        // diagnostics each, pushed out of line order: the missing closing
+        // line (on the next opener), then the unknown action.
+        let n = MAX_KEPT * 3;
+        let reply = "#!SHAM [@three-char-SHA-256: k7m]\naction = \"nope\"\n".repeat(n);
+        let parsed = parse(
+            reply.as_bytes(),
+            Choice::Only(Syntax::Sham),
+            &Delimiters::default(),
+        );
+        assert_eq!(parsed.counts().invalid, 2 * n);
+        assert_eq!(parsed.diagnostics.len(), MAX_KEPT);
+        let at: Vec<(u32, u32)> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.column))
+            .collect();
+        assert!(at.is_sorted(), "{at:?}");
+        // One on each line from the first action on: lines 2 to 1001.
+        assert_eq!(at[0], (2, 10));
+        assert_eq!(at[MAX_KEPT - 1].0, MAX_KEPT as u32 + 1);
+        // Every block is still a task, skipped with its reasons.
+        assert_eq!(parsed.drafts.len(), n);
+        assert!(parsed.drafts.iter().all(|d| d.invalid.len() == 2));
+    }
+
+    #[test]
+    fn every_block_of_another_syntax_is_still_dropped() {
+        let n = MAX_KEPT + 10;
+        let sham = "#!SHAM [@three-char-SHA-256: k7m]\naction = \"file_delete\"\npath = \"a\"\n#!END_SHAM_k7m\n";
+        let reply = format!(
+            "{}{}",
+            sham.repeat(2),
+            "  #!SHAM [@three-char-SHA-256: abc]\n".repeat(n)
+        );
+        let parsed = parse(reply.as_bytes(), Choice::Auto, &Delimiters::default());
+        assert_eq!(parsed.syntax, Syntax::Sham);
+        assert_eq!(parsed.dropped.len(), n);
+        assert_eq!(parsed.counts().warning, n);
+        assert_eq!(parsed.diagnostics.len(), MAX_KEPT);
     }
 }
 

@@ -29,7 +29,7 @@ use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft, Hunk, Locate};
 
 use super::lines::{Line, line_at};
-use super::{Dropped, Parsed, Syntax};
+use super::{Dropped, Parsed, Syntax, Why};
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -176,7 +176,7 @@ enum State {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     dropped: Vec<Dropped>,
     state: State,
@@ -193,7 +193,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         dropped: Vec::new(),
         state: State::Outside,
@@ -257,10 +257,7 @@ impl<'t> Reader<'t> {
                 self.dropped.push(Dropped {
                     line: line.no,
                     kind: OpKind::Edit,
-                    what: "a file section outside a patch".to_string(),
-                    reason:
-                        "it is not between *** Begin Patch and *** End Patch, so it was not applied"
-                            .to_string(),
+                    why: Why::SectionOutsidePatch,
                 });
                 State::Outside
             }
@@ -286,9 +283,7 @@ impl<'t> Reader<'t> {
         self.dropped.push(Dropped {
             line: line.no,
             kind: OpKind::Edit,
-            what: "lines outside any file section".to_string(),
-            reason: "no *** Add File, *** Delete File or *** Update File line comes before them, so they were not applied"
-                .to_string(),
+            why: Why::OutsideSections,
         });
         State::Skip
     }
@@ -792,12 +787,9 @@ impl<'t> Reader<'t> {
         if let Some(section) = &section {
             d.task = Some(section.task);
             d.operation = Some(section.kind.op());
-            let mut draft = Draft::invalid(
-                section.task,
-                section.header.number,
-                section.kind.op(),
-                message,
-            );
+            let why = self.diagnostics.reason(at.number, kind, || message);
+            let mut draft =
+                Draft::invalid(section.task, section.header.number, section.kind.op(), why);
             draft.invalid[0].0 = at.number;
             draft.target = (!section.path.is_empty()).then(|| section.path.clone());
             self.drafts.push(draft);

@@ -138,7 +138,7 @@ struct Block {
 
 struct Reader<'t> {
     text: &'t str,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     explanations: Vec<Explanation>,
     /// An explanation waiting for the block it explains.
@@ -151,7 +151,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         explanations: Vec::new(),
         pending: None,
@@ -542,7 +542,8 @@ impl<'t> Reader<'t> {
     fn fault_at(&mut self, line: u32, kind: DiagnosticKind, message: String, hint: &str) {
         let (task, op) = match &mut self.block {
             Some(block) => {
-                block.invalid.push((line, message.clone()));
+                let why = self.diagnostics.reason(line, kind, || message.clone());
+                block.invalid.push((line, why));
                 (Some(block.task), Some(block.kind))
             }
             None => (None, None),

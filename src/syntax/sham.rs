@@ -102,7 +102,7 @@ pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
         text,
         lines: Lines::new(text),
         drafts: Vec::new(),
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         dropped: Vec::new(),
         ahead: None,
         look_ahead,
@@ -118,7 +118,7 @@ struct Reader<'t> {
     text: &'t str,
     lines: Lines<'t>,
     drafts: Vec<crate::plan::Draft<'t>>,
-    diagnostics: Vec<crate::csl::Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     dropped: Vec<Dropped>,
     /// The lines that can end a heredoc, from the first heredoc that never
     /// ends on (see [`Ahead`]).
@@ -157,7 +157,7 @@ impl<'t> Reader<'t> {
         actions::indented_opener(
             self.text,
             &line,
-            "SHAM",
+            Syntax::Sham,
             "start the #!SHAM line, and every line of the block, at column 1",
             &mut self.diagnostics,
             &mut self.dropped,

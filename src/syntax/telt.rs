@@ -148,7 +148,7 @@ pub(super) fn read(text: &str, look_ahead: bool) -> Parsed<'_> {
         text,
         lines: Lines::new(text),
         drafts: Vec::new(),
-        diagnostics: Vec::new(),
+        diagnostics: crate::csl::Diagnostics::new(),
         dropped: Vec::new(),
         ahead: None,
         look_ahead,
@@ -164,7 +164,7 @@ struct Reader<'t> {
     text: &'t str,
     lines: Lines<'t>,
     drafts: Vec<crate::plan::Draft<'t>>,
-    diagnostics: Vec<crate::csl::Diagnostic>,
+    diagnostics: crate::csl::Diagnostics,
     dropped: Vec<Dropped>,
     /// The lines that end or stop a value, from the first block whose END
     /// never comes on (see [`Ahead`]).
@@ -205,7 +205,7 @@ impl<'t> Reader<'t> {
         actions::indented_opener(
             self.text,
             &line,
-            "TELT",
+            Syntax::Telt,
             "start the #!telt line, and every delimiter of the block, at column 1",
             &mut self.diagnostics,
             &mut self.dropped,
@@ -686,8 +686,8 @@ mod tests {
         assert_eq!(
             codes,
             [
-                (DiagnosticKind::MalformedLine, 3),
-                (DiagnosticKind::UnknownAction, 2)
+                (DiagnosticKind::UnknownAction, 2),
+                (DiagnosticKind::MalformedLine, 3)
             ]
         );
         assert!(drafts[0].action.is_none());

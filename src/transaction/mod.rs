@@ -294,8 +294,8 @@ pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool, root: Option<&Path>) ->
             line: dropped.line,
             skip: crate::plan::Skip {
                 kind: dropped.kind,
-                target: Some(dropped.what.clone()),
-                reasons: vec![(dropped.line, dropped.reason.clone())],
+                target: Some(dropped.what()),
+                reasons: vec![(dropped.line, dropped.reason())],
                 error_type: None,
             },
         });

@@ -1099,3 +1099,34 @@ fn a_move_between_names_that_differ_only_in_case_is_refused() {
     );
     assert_eq!(read(r, "Readme.md"), "mine\n");
 }
+
+/// A reply of more problems than a parse keeps (1,000): every task is
+/// still reported, those past the kept diagnostics by their problem's
+/// code, and the report ends by saying how many more there are.
+#[test]
+fn problems_past_the_kept_ones_are_counted_at_the_end_of_the_report() {
+    let dir = repo(&[("a.txt", "old\n")]);
+    let reply = format!(
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n{}",
+        "<---WRITE file=\"a.txt\" append=\"maybe\"--->\nx\n<---END--->\n".repeat(1200)
+    );
+    let text = apply(dir.path(), &["-"], &reply).code(1);
+    let said = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    assert!(
+        said.contains("[task-2] SKIP: WRITE a.txt - Invalid value for 'append'"),
+        "{said}"
+    );
+    let lines: Vec<&str> = said.lines().collect();
+    let end = lines[lines.len() - 3..].join("\n");
+    let end = end.replace(
+        &out(dir.path(), &["rev-parse", "--short", "HEAD"]),
+        "<post>",
+    );
+    insta::assert_snapshot!("more_problems_than_kept", end);
+    assert_eq!(read(dir.path(), "b.txt"), "b\n");
+    git(dir.path(), &["reset", "-q", "--hard", "HEAD^"]);
+    let report = json(&apply(dir.path(), &["--format", "json", "-"], &reply).code(1));
+    assert_eq!(report["diagnostics"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(report["diagnostics_omitted"].as_u64(), Some(200));
+    assert_eq!(report["tasks"].as_array().map(Vec::len), Some(1201));
+}

@@ -247,6 +247,31 @@ fn a_malformed_note_is_rejected_at_push_with_its_diagnostics() {
     assert_eq!(refs, "refs/heads/main");
 }
 
+/// A note of more problems than a parse keeps (1,000): refused for the
+/// fatal error past them, which the last line counts.
+#[test]
+fn a_fatal_error_past_the_kept_diagnostics_still_rejects_the_note() {
+    let s = setup();
+    let reply = format!(
+        "{}<---WRITE file=\"b.txt\"--->\nnever ended\n",
+        "  <---RUN--->\n".repeat(1005)
+    );
+    note(&s.client, "HEAD", &reply);
+    let pushed = push_inbox(&s.client);
+    assert!(!pushed.status.success());
+    let said = text(&pushed.stderr);
+    assert_eq!(
+        said.matches("remote: warning[indented_marker]").count(),
+        1000
+    );
+    assert!(
+        said.contains("remote: … and 6 more diagnostics not shown (1 fatal, 5 warnings)"),
+        "{said}"
+    );
+    assert!(said.contains("1 fatal, 0 invalid, 1005 warnings"), "{said}");
+    assert!(said.contains("clada: push rejected"), "{said}");
+}
+
 #[test]
 fn a_note_on_a_commit_that_is_not_a_branch_tip_is_reported_stale() {
     let s = setup();

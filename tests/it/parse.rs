@@ -281,3 +281,69 @@ fn parse_output_applies_as_a_json_reply() {
         "<---SEARCH is content here\n"
     );
 }
+
+/// A parse keeps the first 1,000 diagnostics (`csl::sink::MAX_KEPT`): a
+/// reply of more problems is reported by those, one line for the rest and
+/// the summary's exact counts, and exits as before.
+const KEPT: usize = 1000;
+
+/// The last `n` lines of `bytes`.
+fn tail(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[test]
+fn problems_past_the_kept_ones_are_counted_in_one_line() {
+    let dir = scratch();
+    let block = "<---WRITE file=\"a\" append=\"maybe\"--->\nx\n<---END--->\n";
+    std::fs::write(dir.path().join("r.md"), block.repeat(KEPT + 200)).unwrap();
+    let text = clada(dir.path(), dir.path())
+        .args(["parse", "r.md"])
+        .assert()
+        .code(1);
+    let stdout = &text.get_output().stdout;
+    let shown = String::from_utf8_lossy(stdout)
+        .matches("invalid[invalid_append]")
+        .count();
+    assert_eq!(shown, KEPT);
+    insta::assert_snapshot!("more_problems_than_kept", tail(stdout, 3));
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "r.md"])
+        .assert()
+        .code(1);
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(KEPT));
+    assert_eq!(v["diagnostics_omitted"].as_u64(), Some(200));
+}
+
+#[test]
+fn a_fatal_error_past_the_kept_ones_still_exits_2() {
+    let dir = scratch();
+    let reply = format!(
+        "{}<---WRITE file=\"a\"--->\nnever ended\n",
+        "  <---RUN--->\n".repeat(KEPT + 5)
+    );
+    std::fs::write(dir.path().join("r.md"), reply).unwrap();
+    let text = clada(dir.path(), dir.path())
+        .args(["parse", "r.md"])
+        .assert()
+        .code(2);
+    insta::assert_snapshot!(
+        "fatal_past_the_kept_ones",
+        tail(&text.get_output().stdout, 3)
+    );
+    let out = clada(dir.path(), dir.path())
+        .args(["parse", "--format", "json", "r.md"])
+        .assert()
+        .code(2);
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["diagnostics_omitted"].as_u64(), Some(6));
+    let fatal_shown = v["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|d| d["severity"] == "fatal");
+    assert!(!fatal_shown);
+}

@@ -79,6 +79,7 @@ fn op_of(model: &Model) -> Operation<'_> {
         task: TaskId { top: 0, sub: None },
         attrs,
         body,
+        starts_another: None,
     }
 }
 

@@ -634,7 +634,8 @@ pub(crate) fn parse_input<'a>(
             let reply = csl::Reply {
                 source: "".into(),
                 operations: Vec::new(),
-                diagnostics: vec![csl::input::too_large(size)],
+                diagnostics: vec![csl::input::too_large(size)].into(),
+                indented: Vec::new(),
             };
             Parsed {
                 syntax: syntax::Syntax::Csl,
@@ -652,11 +653,7 @@ pub(crate) fn parse_input<'a>(
 
 /// A reply with fatal errors: nothing runs.
 fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
-    let fatal = parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity() == Severity::Fatal)
-        .count();
+    let fatal = parsed.counts().fatal;
     let message = format!(
         "FATAL: nothing was applied: the reply has {fatal} fatal error{}",
         if fatal == 1 { "" } else { "s" }
@@ -676,6 +673,13 @@ fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Out
                         "{}",
                         csl::diagnostic::render_in(d, &parsed.source, origin, &palette)
                     )?;
+                }
+                let omitted = csl::Counts {
+                    fatal: parsed.diagnostics.omitted().fatal,
+                    ..csl::Counts::default()
+                };
+                if let Some(line) = csl::sink::not_shown(omitted) {
+                    writeln!(out, "{line}\n")?;
                 }
                 writeln!(out, "{message}")
             })?;

@@ -41,6 +41,9 @@ struct JsonReport<'a> {
     summary: Tally,
     tasks: &'a [TaskReport],
     diagnostics: &'a [Diagnostic],
+    /// How many diagnostics the parse counted but did not keep
+    /// (`csl::sink::MAX_KEPT`).
+    diagnostics_omitted: usize,
     /// The reply's own words on why it makes a task (replacer).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     explanations: &'a [crate::syntax::Explanation],
@@ -103,6 +106,7 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         summary: Tally::default(),
         tasks: &[],
         diagnostics: &parsed.diagnostics,
+        diagnostics_omitted: parsed.diagnostics.omitted().total(),
         explanations: &[],
         worktree: JsonWorktree::default(),
         diff: None,
@@ -180,6 +184,7 @@ pub(crate) fn render(
             summary: applied.tally,
             tasks: &applied.reports,
             diagnostics: &parsed.diagnostics,
+            diagnostics_omitted: parsed.diagnostics.omitted().total(),
             explanations: &parsed.explanations,
             worktree,
             diff: applied.diff.clone(),
@@ -294,6 +299,17 @@ pub(crate) fn render(
             if n == 1 { "was" } else { "were" },
             if n == 1 { "it" } else { "them" },
         )?;
+    }
+    // Of the reply's problems only the first are kept: the warnings above
+    // and the skipped tasks' reasons stop describing them there.
+    let omitted = parsed.diagnostics.omitted();
+    if let Some(line) = crate::csl::sink::not_shown(omitted) {
+        let codes = if omitted.invalid > 0 {
+            "; the skipped tasks past them name their problems by code only"
+        } else {
+            ""
+        };
+        writeln!(w, "{line}{codes}")?;
     }
     Ok(())
 }
