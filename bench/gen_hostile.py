@@ -16,7 +16,9 @@ KIND is one of:
   csl-invalid    CSL WRITEs without a file attribute (each skipped);
   csl-indented   CSL start markers indented off column 1 (each dropped);
   aider-unclosed aider blocks whose ======= has no REPLACE after it;
-  replacer-unclosed replacer blocks with a SEARCH and nothing after it.
+  replacer-unclosed replacer blocks with a SEARCH and nothing after it;
+  json-invalid   JSON operations without a path, one per line (each
+                 invalid, its diagnostic at its line).
 Each block is a few lines; the reply is SIZE bytes or a little more.
 Without look-ahead (src/syntax/ahead.rs) each of the first five made the
 reader or the syntax detection rescan the rest of the reply once per
@@ -52,6 +54,8 @@ def block(i):
         return "a.py\n<<<<<<< SEARCH\nx\n=======\n"
     if kind == "replacer-unclosed":
         return "<<<FILE>>>\n<<<SEARCH>>>\nx\n"
+    if kind == "json-invalid":
+        return '{"op": "write", "content": "x"},\n'
     sys.exit(f"gen_hostile.py: unknown kind {kind}")
 
 
@@ -71,5 +75,8 @@ while n < size:
     parts.append(b)
     n += len(b)
     i += 1
+if kind == "json-invalid":
+    # One JSON array: the last operation without its comma.
+    parts = ["[\n"] + parts[:-1] + [parts[-1].rstrip(",\n") + "\n]\n"]
 with open(out, "w") as f:
     f.write("".join(parts))

@@ -29,7 +29,7 @@ mkdir -p bench/out
 
 failed=0
 for kind in sham-heredoc sham-unclosed telt-value telt-reused telt-far \
-    csl-invalid csl-indented aider-unclosed replacer-unclosed; do
+    csl-invalid csl-indented aider-unclosed replacer-unclosed json-invalid; do
     reply=bench/out/hostile-$kind-$size.md
     [[ -f $reply && $reply -nt bench/gen_hostile.py ]] ||
         python3 bench/gen_hostile.py "$kind" "$size" "$reply"

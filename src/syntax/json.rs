@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Parsed, Syntax, line_of, line_start};
+use super::{Lines, Parsed, Syntax, line_start};
 use crate::csl::validate::Count;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
@@ -58,6 +58,7 @@ fn document(text: &str) -> Option<(&str, usize)> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
+        lines: Lines::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
     };
     let drafts = match document(text) {
@@ -77,6 +78,8 @@ pub fn parse(text: &str) -> Parsed<'_> {
 
 struct Reader<'t> {
     text: &'t str,
+    /// Lines of `text`, asked for each broken operation: counted once.
+    lines: Lines<'t>,
     diagnostics: crate::csl::Diagnostics,
 }
 
@@ -105,8 +108,7 @@ impl<'t> Reader<'t> {
             .chars()
             .next()
             .map_or(offset, |c| offset + c.len_utf8());
-        let line = line_of(self.text, offset);
-        let start = line_start(self.text, line);
+        let (line, start) = self.lines.of(offset);
         let column = crate::csl::column(self.text, start, offset);
         self.diagnostics.push(Diagnostic {
             kind,
@@ -200,7 +202,7 @@ impl<'t> Reader<'t> {
 
     /// One operation in any of the list forms.
     fn operation(&mut self, at: &Located<'t>, task: TaskId, top_level: bool) -> Draft<'static> {
-        let line = line_of(self.text, at.offset);
+        let line = self.lines.of(at.offset).0;
         let fields: Map<String, Value> = match serde_json::from_str(at.raw.get()) {
             Ok(Value::Object(map)) => map,
             _ => {
@@ -420,7 +422,7 @@ impl<'t> Reader<'t> {
         task: TaskId,
         call: &Map<String, Value>,
     ) -> Draft<'static> {
-        let line = line_of(self.text, at.offset);
+        let line = self.lines.of(at.offset).0;
         let command = call.get("command").and_then(Value::as_str).unwrap_or("");
         let f = Fields {
             map: call,
@@ -511,7 +513,7 @@ impl<'t> Reader<'t> {
         task: TaskId,
         fields: &Map<String, Value>,
     ) -> Draft<'static> {
-        let line = line_of(self.text, at.offset);
+        let line = self.lines.of(at.offset).0;
         let action_name = fields.get("action").and_then(Value::as_str).unwrap_or("");
         let f = Fields {
             map: fields,
@@ -582,7 +584,7 @@ impl<'t> Reader<'t> {
         why: String,
         hint: &str,
     ) -> Draft<'static> {
-        let line = line_of(self.text, at.offset);
+        let line = self.lines.of(at.offset).0;
         self.push(
             at.offset,
             DiagnosticKind::InvalidJsonOperation,
@@ -607,7 +609,7 @@ impl<'t> Reader<'t> {
             .iter()
             .map(|op| serde_json::from_str(op.raw.get()).unwrap_or(Value::Null))
             .collect();
-        let lines: Vec<u32> = ops.iter().map(|op| line_of(self.text, op.offset)).collect();
+        let lines: Vec<(u32, usize)> = ops.iter().map(|op| self.lines.of(op.offset)).collect();
         // Each JSON object's place: the operation read, or why not.
         let mut tree = Vec::new();
         let mut read: Vec<Result<usize, String>> = Vec::new();
@@ -644,8 +646,7 @@ impl<'t> Reader<'t> {
                 .task
                 .and_then(|t| index_of.get(t.top as usize - 1))
                 .copied();
-            let line = at.map_or(1, |i| lines[i]);
-            let start = line_start(self.text, line);
+            let (line, start) = at.map_or((1, 0), |i| lines[i]);
             self.diagnostics.push(Diagnostic {
                 line,
                 column: 1,
@@ -673,7 +674,7 @@ impl<'t> Reader<'t> {
                     let Some(mut draft) = printed_drafts.next() else {
                         break;
                     };
-                    relocate(&mut draft, lines[i], task.top);
+                    relocate(&mut draft, lines[i].0, task.top);
                     drafts.push(draft.into_owned());
                 }
                 Err(why) => {
@@ -691,8 +692,8 @@ impl<'t> Reader<'t> {
                         d.task = Some(task);
                     }
                     let kind = DiagnosticKind::InvalidJsonOperation;
-                    let why = self.diagnostics.reason(lines[i], kind, || why);
-                    drafts.push(Draft::invalid(task, lines[i], OpKind::Tasks, why));
+                    let why = self.diagnostics.reason(lines[i].0, kind, || why);
+                    drafts.push(Draft::invalid(task, lines[i].0, OpKind::Tasks, why));
                 }
             }
         }

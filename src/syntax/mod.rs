@@ -312,6 +312,9 @@ pub fn check<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed
 }
 
 fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool) -> Parsed<'a> {
+    // The line-start memo belongs to one reply: another reply may come
+    // to lie at the same address with the same length.
+    LAST_LINE_START.set((0, 0, 0, 0));
     let decoded = crate::csl::input::decode(bytes);
     if decoded.diagnostic.is_some() {
         // Invalid UTF-8 is fatal whatever the syntax; CSL's parse reports
@@ -432,12 +435,8 @@ pub fn line_start(text: &str, line: u32) -> usize {
     // reply of a million broken blocks must not be read from its start a
     // million times. The last answer (for this text) is where the next
     // search starts when it asks for a later line.
-    thread_local! {
-        static LAST: std::cell::Cell<(usize, usize, u32, usize)> =
-            const { std::cell::Cell::new((0, 0, 0, 0)) };
-    }
     let key = (text.as_ptr() as usize, text.len());
-    let (ptr, len, known_line, known_start) = LAST.get();
+    let (ptr, len, known_line, known_start) = LAST_LINE_START.get();
     let (mut from_line, mut from) = (1, 0);
     if (ptr, len) == key && known_line <= line && known_line > 1 {
         (from_line, from) = (known_line, known_start);
@@ -450,14 +449,55 @@ pub fn line_start(text: &str, line: u32) -> usize {
             .map_or(text.len(), |n| from + n + 1)
     };
     if start < text.len() {
-        LAST.set((key.0, key.1, line, start));
+        LAST_LINE_START.set((key.0, key.1, line, start));
     }
     start
 }
 
-/// 1-based line of byte `offset` in `text`.
-pub fn line_of(text: &str, offset: usize) -> u32 {
-    memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() as u32 + 1
+thread_local! {
+    /// [`line_start`]'s last answer: the text's address and length, the
+    /// line and its start. Forgotten when a parse begins ([`parse`]).
+    static LAST_LINE_START: std::cell::Cell<(usize, usize, u32, usize)> =
+        const { std::cell::Cell::new((0, 0, 0, 0)) };
+}
+
+/// Line numbers of byte offsets in one text, for a reader that asks in
+/// (mostly) increasing order: each answer starts from the last, so asking
+/// for a line per broken block of a long reply reads it once, not once
+/// per block.
+pub struct Lines<'t> {
+    text: &'t str,
+    /// The last line answered and where it starts.
+    last: std::cell::Cell<(u32, usize)>,
+}
+
+impl<'t> Lines<'t> {
+    pub fn new(text: &'t str) -> Lines<'t> {
+        Lines {
+            text,
+            last: std::cell::Cell::new((1, 0)),
+        }
+    }
+
+    /// The 1-based line of byte `offset` and where that line starts.
+    pub fn of(&self, offset: usize) -> (u32, usize) {
+        let bytes = self.text.as_bytes();
+        let offset = offset.min(bytes.len());
+        let (line, start) = self.last.get();
+        let found = if offset >= start {
+            let newlines = memchr::memchr_iter(b'\n', &bytes[start..offset]).count() as u32;
+            match memchr::memrchr(b'\n', &bytes[start..offset]) {
+                Some(n) => (line + newlines, start + n + 1),
+                None => (line, start),
+            }
+        } else {
+            let newlines = memchr::memchr_iter(b'\n', &bytes[offset..start]).count() as u32;
+            let begins = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |n| n + 1);
+            (line - newlines, begins)
+        };
+        self.last.set(found);
+        found
+    }
 }
 
 /// `git clada parse --format json`: the syntax, the operations, the
@@ -506,6 +546,24 @@ pub(crate) fn every_prefix_parses(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_of_offsets_asked_in_any_order_are_right() {
+        let text = "a\nbb\n\nccc\nd";
+        let naive = |offset: usize| {
+            let before = &text[..offset.min(text.len())];
+            let line = before.matches('\n').count() as u32 + 1;
+            (line, before.rfind('\n').map_or(0, |n| n + 1))
+        };
+        let offsets: Vec<usize> = (0..=text.len() + 2).collect();
+        let lines = super::Lines::new(text);
+        for &offset in offsets.iter().chain(offsets.iter().rev()) {
+            assert_eq!(lines.of(offset), naive(offset), "offset {offset}");
+        }
+        for offset in [7, 0, 11, 3, 9, 2, 12, 5] {
+            assert_eq!(lines.of(offset), naive(offset), "offset {offset}");
+        }
+    }
+
     #[test]
     fn line_starts_asked_in_any_order_are_right() {
         let text = "a\nbb\n\nccc\nd";
