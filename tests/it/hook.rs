@@ -907,14 +907,13 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
 
 /// `git clada push-reply origin main` of `reply` from `client`, with the
 /// server's hooks (which inherit the environment over the filesystem)
-/// aborted at `fault`, when given. `--timeout 3s`: long enough for a push
-/// on a loaded machine, short enough not to wait long for a result that
-/// will not come.
+/// aborted at `fault`, when given; not waiting long after the push for a
+/// result that will not come.
 fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
-    push_reply_within(client, reply, fault, "3s")
+    push_reply_within(client, reply, fault, &["--timeout", "200ms"])
 }
 
-fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, timeout: &str) -> Output {
+fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, limits: &[&str]) -> Output {
     let file = client.join(".git/request.md");
     std::fs::write(&file, reply).unwrap();
     let mut cmd = git_cmd(
@@ -922,13 +921,12 @@ fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, timeout: &
         &[
             "clada",
             "push-reply",
-            "--timeout",
-            timeout,
             "origin",
             "main",
             file.to_str().unwrap(),
         ],
     );
+    cmd.args(limits);
     if let Some(point) = fault {
         cmd.env("CLADA_FAULT", point);
     }
@@ -1321,8 +1319,8 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
 #[test]
 fn push_reply_stops_a_push_that_does_not_finish_in_time() {
     // The server hangs in its pre-receive hook (a slow hook of its own,
-    // chained before clada's): push-reply gives up at --timeout, says so
-    // and how to get the result later, instead of hanging with it.
+    // chained before clada's): push-reply gives up at --push-timeout, says
+    // so and how to get the result later, instead of hanging with it.
     let s = setup();
     let hooks = s.server.join("hooks");
     std::fs::remove_file(hooks.join("pre-receive")).unwrap();
@@ -1340,7 +1338,7 @@ fn push_reply_stops_a_push_that_does_not_finish_in_time() {
         .assert()
         .success();
     let started = std::time::Instant::now();
-    let out = push_reply_within(&s.client, EDIT, None, "200ms");
+    let out = push_reply_within(&s.client, EDIT, None, &["--push-timeout", "200ms"]);
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
@@ -1348,7 +1346,10 @@ fn push_reply_stops_a_push_that_does_not_finish_in_time() {
         "push-reply waited {took:?}"
     );
     let said = text(&out.stderr);
-    assert!(said.contains("did not finish within 200ms"), "{said}");
+    assert!(
+        said.contains("did not finish within 200ms (--push-timeout)"),
+        "{said}"
+    );
     assert!(
         said.contains("git fetch origin refs/clada/results/"),
         "{said}"

@@ -53,10 +53,14 @@ pub struct PushReplyArgs {
     pub branch: String,
     /// The reply file (`-` for standard input)
     pub reply: PathBuf,
-    /// How long to wait for the push and its result (and the fetches
+    /// How long to wait for the result after the push (and the fetches
     /// after it)
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
     pub timeout: Duration,
+    /// How long the push itself may take before it is stopped (a server
+    /// that hangs must not hang the agent)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    pub push_timeout: Duration,
     /// The request's id (default: the time, this process and the reply)
     #[arg(long)]
     pub id: Option<String>,
@@ -77,9 +81,9 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             CliError::new("not a git repository (or any of its parents)")
                 .hint("run it in a clone of the repository the server serves")
         })?;
-    // Everything, the push included, within --timeout: a server that
-    // hangs must not hang the agent.
-    let deadline = Instant::now() + args.timeout;
+    // A server that hangs must not hang the agent: the push is stopped at
+    // --push-timeout (and what comes after it at --timeout).
+    let push_deadline = Instant::now() + args.push_timeout;
     let input = ReplyInput::read(Some(&args.reply), "push-reply")?;
     if let Some(size) = input.too_large {
         return Err(CliError::new(format!(
@@ -134,10 +138,10 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !known {
         push.arg(format!("{tip}:{branch}"));
     }
-    let Some(pushed) = run_until(&mut push, deadline)? else {
+    let Some(pushed) = run_until(&mut push, push_deadline)? else {
         return Err(CliError::new(format!(
-            "the push of the request {id} did not finish within {:?}; it was stopped",
-            args.timeout
+            "the push of the request {id} did not finish within {:?} (--push-timeout); it was stopped",
+            args.push_timeout
         ))
         .hint(format!(
             "if the server took the request it answers it all the same: fetch the result later (git fetch {} {})",
@@ -148,6 +152,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !pushed.status.success() {
         return Ok(refused(&pushed, &args.branch));
     }
+    let deadline = Instant::now() + args.timeout;
     // The push's output holds the result when the server answered at
     // once; it is fetched only when it does not (or came in pieces). The
     // branch is brought here either way, for the agent to go on from.
