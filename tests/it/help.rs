@@ -119,7 +119,17 @@ fn man_page_synopsis_names_every_command_and_its_flags() {
                 .find_map(|inner| entry(&format!("{name} {}", inner.get_name())))
         });
         let found = found.unwrap_or_else(|| panic!("the SYNOPSIS lacks `{name}`"));
-        if ["parse", "prompt", "status", "log", "show", "allow"].contains(&name) {
+        if [
+            "parse",
+            "prompt",
+            "status",
+            "log",
+            "show",
+            "allow",
+            "push-reply",
+        ]
+        .contains(&name)
+        {
             for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
                 let flags = [
                     arg.get_long().map(|l| format!("--{l}")),
