@@ -361,7 +361,15 @@ fn a_request_pushed_over_http_is_checked_applied_and_answered() {
     assert_eq!(kept.trim_end(), said.trim_end());
     use std::os::unix::fs::MetadataExt;
     let claims = std::fs::metadata(server.path("demo").join("clada/claims")).unwrap();
-    assert_eq!(claims.uid(), 33, "the hook ran as www-data");
+    let www_data = std::process::Command::new("id")
+        .args(["-u", "www-data"])
+        .output()
+        .expect("run id");
+    let www_data: u32 = String::from_utf8_lossy(&www_data.stdout)
+        .trim()
+        .parse()
+        .expect("www-data's uid");
+    assert_eq!(claims.uid(), www_data, "the hook ran as www-data");
     assert_eq!(server.git("demo", &["rev-parse", "main"]), post);
     server.git("demo", &["fsck", "--strict", "--no-progress"]);
     // The result is also a note in the shared results ref, as before.
