@@ -345,6 +345,10 @@ fn run_is_refused_on_a_server_unless_server_run_is_set() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
 fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
     let s = setup();
     let other = clone(s.root.path(), &s.server, "other");
@@ -934,6 +938,10 @@ fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, limits: &[
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
 fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
     // Every place post-receive can die with a request in hand, from
     // before the apply to after the result but before the request is
@@ -1059,6 +1067,10 @@ fn push_left_waiting(client: &Path, request: &str, id: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
 fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
     let s = setup();
     let request = request_by_hand(&s.client, "HEAD", "main", EDIT);
@@ -1141,6 +1153,10 @@ fn a_request_made_by_hand_is_answered_and_request_refs_are_written_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
 fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     // Two agents send the same reply for the same commit: the first is
     // applied; the second's hook dies before applying it. Recovered, the
@@ -1282,6 +1298,10 @@ fn post_receive_answers_a_request_when_the_pusher_has_hung_up() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
 fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
     // A request's hook died before applying it. Someone who may push the
     // branch writes a commit on the request's commit that says it was

@@ -5,6 +5,9 @@
 //! setting or clock can change a result.
 
 mod apply;
+// Crashes are made at fault points, which only a debug build has
+// (src/fault.rs): `cargo test --release` leaves these out.
+#[cfg(debug_assertions)]
 mod apply_crash;
 mod color;
 mod common;
@@ -12,6 +15,7 @@ mod completions;
 mod conformance;
 mod help;
 mod history;
+#[cfg(debug_assertions)]
 mod history_crash;
 mod history_fixture;
 mod history_model;

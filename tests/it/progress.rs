@@ -80,6 +80,10 @@ fn screen(text: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "pause points need a debug build (src/fault.rs)"
+)]
 fn a_terminal_sees_the_checkout_count_and_the_elapsed_time_then_clean_output() {
     let (dir, outside) = setup();
     let pause = outside.path().join("pause");
