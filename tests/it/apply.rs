@@ -860,6 +860,10 @@ fn files_a_reply_unignored_are_never_snapshot() {
 /// stale content is never taken for the user's edit: the next apply does
 /// not revert it on the branch, and writes it once it can.
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "failure points need a debug build (src/fault.rs)"
+)]
 fn a_file_that_cannot_be_written_is_never_taken_for_a_user_edit() {
     let dir = repo(&[("a.txt", "old\n"), ("b.txt", "b\n")]);
     let d = dir.path();
