@@ -144,6 +144,19 @@ fn pushed_result(client: &Path, rev: &str) -> String {
     result(client, rev)
 }
 
+/// The message of the server's result of request `id`: the result text.
+fn answered(server: &Path, id: &str) -> String {
+    ok(
+        server,
+        &[
+            "log",
+            "-1",
+            "--format=%B",
+            &format!("refs/clada/results/{id}"),
+        ],
+    )
+}
+
 pub(crate) fn trailer<'a>(note: &'a str, key: &str) -> Option<&'a str> {
     note.lines()
         .find_map(|l| l.strip_prefix(&format!("{key}: ")))
@@ -989,15 +1002,7 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
             &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
         );
         assert_eq!(left, "", "{point}: the request is taken away");
-        let result = ok(
-            &s.server,
-            &[
-                "log",
-                "-1",
-                "--format=%B",
-                &format!("refs/clada/results/{id}"),
-            ],
-        );
+        let result = answered(&s.server, &id);
         assert_eq!(
             trailer(&result, "Clada-Status"),
             Some("success"),
@@ -1170,10 +1175,7 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
         .args(["hook", "recover"])
         .assert()
         .success();
-    let result = ok(
-        &s.server,
-        &["log", "-1", "--format=%B", "refs/clada/results/twin"],
-    );
+    let result = answered(&s.server, "twin");
     assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
     assert_eq!(
         trailer(&result, "Clada-Request-Ref"),
@@ -1285,10 +1287,7 @@ fn post_receive_answers_a_request_when_the_pusher_has_hung_up() {
         "{}",
         text(&done.stderr)
     );
-    let result = ok(
-        &s.server,
-        &["log", "-1", "--format=%B", "refs/clada/results/hung-up"],
-    );
+    let result = answered(&s.server, "hung-up");
     assert_eq!(
         trailer(&result, "Clada-Status"),
         Some("success"),
@@ -1323,10 +1322,7 @@ fn recovery_takes_no_commit_for_a_request_on_its_trailers_alone() {
     let forged = ok(&s.client, &["rev-parse", "HEAD"]);
     // This push's hook answers the waiting request.
     ok(&s.client, &["push", "-q", "origin", "main"]);
-    let result = ok(
-        &s.server,
-        &["log", "-1", "--format=%B", "refs/clada/results/forged"],
-    );
+    let result = answered(&s.server, "forged");
     assert_eq!(trailer(&result, "Clada-Status"), Some("error"), "{result}");
     assert!(
         result.contains("names this request and its reply, but is not what the reply makes"),
