@@ -532,6 +532,19 @@ pub(super) fn answer_and_note(
             post: None,
             body: render_error(&e),
         });
+    let text = write_result(repo, server, author, note, &result)?;
+    Ok((result.status, text))
+}
+
+/// Writes `result` as the note on `note`'s commit in the shared results
+/// ref; its text.
+pub(super) fn write_result(
+    repo: &Repository,
+    server: &Server,
+    author: &Identity,
+    note: &Note,
+    result: &ResultNote,
+) -> Result<String, CliError> {
     let text = result.render();
     repo.set_note_with(
         author,
@@ -541,7 +554,7 @@ pub(super) fn answer_and_note(
         "clada: result of a request",
     )
     .map_err(git)?;
-    Ok((result.status, text))
+    Ok(text)
 }
 
 /// Answers one request and writes its result note; the status, or `None`

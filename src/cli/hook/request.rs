@@ -24,7 +24,7 @@ use crate::cli::{CliError, Outcome, settings};
 use crate::report::Tally;
 
 use super::receive::{
-    RUN_REFUSED, Replies, Server, answer_and_note, git, read_reply, short_branch,
+    RUN_REFUSED, Replies, Server, answer_and_note, git, read_reply, short_branch, write_result,
 };
 
 /// A request pushed under a reference of its own.
@@ -177,7 +177,7 @@ pub(super) fn answer_request(
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
     for note in &request.notes {
         let earlier = if recovering {
-            answered_before(repo, server, note, request)?
+            answered_before(repo, server, author, note, request)?
         } else {
             None
         };
@@ -271,6 +271,7 @@ fn remove_request(repo: &Repository, author: &Identity, request: &Request, out: 
 fn answered_before(
     repo: &Repository,
     server: &Server,
+    author: &Identity,
     note: &Note,
     request: &Request,
 ) -> Result<Option<(String, String)>, CliError> {
@@ -366,15 +367,7 @@ fn answered_before(
             );
         }
     }
-    let text = result.render();
-    repo.set_note_with(
-        &apply::author(None, &Layers::new(Some(repo)))?,
-        &server.results,
-        note.target,
-        text.as_bytes(),
-        "clada: result of a request",
-    )
-    .map_err(git)?;
+    let text = write_result(repo, server, author, note, &result)?;
     Ok(Some((result.status, text)))
 }
 
