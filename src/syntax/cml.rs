@@ -20,7 +20,7 @@ use crate::csl::validate::{Count, parse_append, parse_count};
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
 
-use super::{Parsed, Syntax};
+use super::{Lines, Parsed, Syntax};
 use markup::{Problem, Tag, ValueError};
 
 /// The `version` values of `<tasks>` that CML has had.
@@ -164,7 +164,7 @@ fn opener(line: &str) -> Option<Element> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        lines: Lines { pos: 0, line: 1 },
+        lines: Lines::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
         fatal: false,
         in_block: false,
@@ -182,28 +182,6 @@ pub fn parse(text: &str) -> Parsed<'_> {
     )
 }
 
-/// Line numbers for offsets, counted from the last offset asked for:
-/// the reader asks in (nearly) document order, so the whole reply is
-/// counted about once.
-struct Lines {
-    pos: usize,
-    line: u32,
-}
-
-impl Lines {
-    fn line_of(&mut self, text: &str, offset: usize) -> u32 {
-        let offset = offset.min(text.len());
-        let bytes = text.as_bytes();
-        if offset >= self.pos {
-            self.line += memchr::memchr_iter(b'\n', &bytes[self.pos..offset]).count() as u32;
-            self.pos = offset;
-            self.line
-        } else {
-            self.line - memchr::memchr_iter(b'\n', &bytes[offset..self.pos]).count() as u32
-        }
-    }
-}
-
 /// What became of an element: its draft and where reading goes on.
 struct Read<'t> {
     draft: Draft<'t>,
@@ -214,7 +192,7 @@ struct Read<'t> {
 
 struct Reader<'t> {
     text: &'t str,
-    lines: Lines,
+    lines: Lines<'t>,
     diagnostics: crate::csl::Diagnostics,
     /// A CDATA section never closes: nothing after it can be read.
     fatal: bool,
@@ -316,7 +294,7 @@ impl<'t> Reader<'t> {
         errors: Option<&mut Errors>,
     ) {
         let start = start.min(self.text.len());
-        let line = self.lines.line_of(self.text, start);
+        let line = self.lines.of(start).0;
         let line_start =
             memchr::memrchr(b'\n', &self.text.as_bytes()[..start]).map_or(0, |n| n + 1);
         let column = crate::csl::column(self.text, line_start, start);
@@ -352,7 +330,7 @@ impl<'t> Reader<'t> {
 
     /// Reads the element whose tag starts at `at`.
     fn element(&mut self, at: usize, element: Element, task: TaskId, top_level: bool) -> Read<'t> {
-        let line = self.lines.line_of(self.text, at);
+        let line = self.lines.of(at).0;
         let mut errors = Errors {
             task,
             kind: element.kind(),
@@ -467,7 +445,7 @@ impl<'t> Reader<'t> {
             Ok(None) => {
                 let name = element.name();
                 let message = if next_element {
-                    let line = self.lines.line_of(self.text, stopped);
+                    let line = self.lines.of(stopped).0;
                     format!(
                         "<{name}> is not closed before line {line}, where the next element starts"
                     )

@@ -485,8 +485,13 @@ impl<'t> Lines<'t> {
         let offset = offset.min(bytes.len());
         let (line, start) = self.last.get();
         let found = if offset >= start {
-            let newlines = memchr::memchr_iter(b'\n', &bytes[start..offset]).count() as u32;
-            match memchr::memrchr(b'\n', &bytes[start..offset]) {
+            // One pass: the count, and the last newline for the start.
+            let (mut newlines, mut last) = (0, None);
+            for n in memchr::memchr_iter(b'\n', &bytes[start..offset]) {
+                newlines += 1;
+                last = Some(n);
+            }
+            match last {
                 Some(n) => (line + newlines, start + n + 1),
                 None => (line, start),
             }
