@@ -125,10 +125,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
 /// one who hung up cannot read it, which is no error of the hook's (and
 /// must not make it panic).
 fn emit(out: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush());
+    let _ = super::write_stdout(|stdout| stdout.write_all(out.as_bytes()));
 }
 
 fn worst(a: Outcome, b: Outcome) -> Outcome {
