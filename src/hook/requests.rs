@@ -44,10 +44,7 @@ pub fn claim_file(id: &str) -> String {
     if name.len() <= MAX_ID {
         return name;
     }
-    use sha1::Digest as _;
-    let hash = sha1::Sha1::digest(id.as_bytes());
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("%h{hex}")
+    format!("%h{}", super::result::checksum(id.as_bytes()))
 }
 
 /// A fresh request id: the time, the process and `salt` (the reply's

@@ -178,7 +178,7 @@ fn block<'s>(
 }
 
 /// The SHA-1 of `bytes`, in hex.
-fn checksum(bytes: &[u8]) -> String {
+pub(crate) fn checksum(bytes: &[u8]) -> String {
     use sha1::Digest as _;
     sha1::Sha1::digest(bytes)
         .iter()
