@@ -458,16 +458,7 @@ pub(crate) fn apply_and_render(
 ) -> Result<Rendered, CliError> {
     let mut shown: Option<Presentation> = None;
     let mut resolve_team = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
-        let layers = Layers::new(Some(repo))
-            .with_team(team)
-            .map_err(|e| transaction::Error {
-                message: e.message,
-                hint: e.hint,
-            })?;
-        let (presentation, settings) = resolve(args, &layers).map_err(|e| transaction::Error {
-            message: e.message,
-            hint: e.hint,
-        })?;
+        let (presentation, settings) = with_team(repo, args, team)?;
         shown = Some(presentation);
         Ok(settings)
     };
@@ -531,15 +522,25 @@ pub(crate) fn replayed_tree(
     base: ObjectId,
     refuse_run: Option<&str>,
 ) -> Result<Option<ObjectId>, transaction::Error> {
-    let mut settings = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
-        let layers = Layers::new(Some(repo))
-            .with_team(team)
-            .map_err(|e| transaction::Error::new(e.message))?;
-        resolve(&ApplyArgs::default(), &layers)
-            .map(|(_, settings)| settings)
-            .map_err(|e| transaction::Error::new(e.message))
+    let mut settings = |team: Option<&[u8]>| {
+        with_team(repo, &ApplyArgs::default(), team).map(|(_, settings)| settings)
     };
     transaction::replay_tree(repo, parsed, base, refuse_run, &mut settings)
+}
+
+/// [`resolve`] with the team file `team` (as the state before an apply
+/// holds it), as the transaction asks for settings.
+fn with_team(
+    repo: &Repository,
+    args: &ApplyArgs,
+    team: Option<&[u8]>,
+) -> Result<(Presentation, Settings), transaction::Error> {
+    let fail = |e: CliError| transaction::Error {
+        message: e.message,
+        hint: e.hint,
+    };
+    let layers = Layers::new(Some(repo)).with_team(team).map_err(fail)?;
+    resolve(args, &layers).map_err(fail)
 }
 
 /// The terminal as the transaction's hooks: streamed task lines and
