@@ -7,11 +7,18 @@
 //! outside the hunks (matching runs on [`Text::norm`], the edits are
 //! spliced into the original bytes). Every hunk is located in the file as
 //! it was before the EDIT, in order, each after the one before; hunks that
-//! would overlap are an error, never a guess.
+//! would overlap are an error, never a guess. After a looser step the
+//! lines a hunk keeps are written as the file has them and its added lines
+//! in the file's indentation ([`super::loose`]); a hunk that only adds
+//! lines which already stand where it would put them is refused as
+//! applied already.
+
+use std::cell::OnceCell;
 
 use crate::plan::{Hunk, Locate};
 
 use super::feedback::{Feedback, feedback, without_search};
+use super::loose::{Indent, context_of, kept};
 use super::text::{Text, is_binary};
 
 /// How a hunk was found: exactly, or by one of the looser steps.
@@ -20,39 +27,29 @@ pub enum Step {
     Exact,
     /// apply_patch: lines equal once trailing whitespace is ignored.
     TrimEnd,
-    /// apply_patch: lines equal once surrounding whitespace is ignored.
+    /// apply_patch: lines equal once surrounding whitespace is ignored
+    /// (and their indentation agrees on one shift).
     Trim,
     /// apply_patch: equal once Unicode dashes, quotes and spaces are read
     /// as their ASCII forms (and surrounding whitespace ignored).
     Punctuation,
-    /// aider, diff: every line shifted by one uniform indentation.
+    /// aider, diff: equal once surrounding whitespace is ignored, every
+    /// line's indentation shifted by one uniform amount (tabs or spaces).
     Indent,
     /// aider, diff: without the hunk's leading blank line(s).
     LeadingBlank,
     /// Both of the above.
     LeadingBlankIndent,
+    /// Every syntax with kept lines: up to two kept (context) lines differ
+    /// from the file; every line the hunk removes matches, and nowhere
+    /// else in the file does the hunk match so.
+    Fuzz,
 }
 
 impl Step {
-    /// What the report says of a hunk found this way.
-    fn note(self) -> Option<&'static str> {
-        Some(match self {
-            Step::Exact => return None,
-            Step::TrimEnd => "matched only when trailing whitespace is ignored",
-            Step::Trim => "matched only when leading and trailing whitespace is ignored",
-            Step::Punctuation => {
-                "matched only when Unicode dashes, quotes and spaces are read as ASCII (and surrounding whitespace is ignored)"
-            }
-            Step::Indent => {
-                "matched with every line's indentation shifted by one uniform amount; the new lines were re-indented the same way"
-            }
-            Step::LeadingBlank => {
-                "matched without its leading blank line, which the file does not have there"
-            }
-            Step::LeadingBlankIndent => {
-                "matched without its leading blank line and with its indentation shifted by one uniform amount; the new lines were re-indented the same way"
-            }
-        })
+    /// Whether the step compares lines with their whitespace ignored.
+    fn loose_whitespace(self) -> bool {
+        !matches!(self, Step::Exact | Step::LeadingBlank)
     }
 }
 
@@ -87,6 +84,21 @@ pub enum EditError {
         of: usize,
         lines: Vec<u32>,
         step: Step,
+    },
+    /// Hunk `hunk` only adds lines, and they already stand at `line`
+    /// where it would put them: the edit was applied before.
+    AlreadyApplied {
+        hunk: usize,
+        of: usize,
+        line: u32,
+    },
+    /// Hunk `hunk` matched only with its indentation shifted, and an
+    /// added line would go left of the margin: its indentation is
+    /// unknown.
+    Unindentable {
+        hunk: usize,
+        of: usize,
+        line: u32,
     },
     /// Two hunks found on the same lines (the later one's at `line`).
     Overlap {
@@ -148,9 +160,48 @@ struct Found {
     len: usize,
     new: Vec<String>,
     step: Step,
+    /// What the report says of a looser step.
+    note: Option<String>,
     /// Where the next hunk is looked for, when not right after this one
     /// (an added-only apply_patch hunk: after its anchor line).
     next: Option<usize>,
+}
+
+/// A hunk's lines, and which of them it keeps (worked out only when a
+/// looser step needs it).
+struct Shape<'h> {
+    hunk: &'h Hunk,
+    old: Vec<&'h str>,
+    new: Vec<&'h str>,
+    kept: OnceCell<Vec<Option<usize>>>,
+}
+
+impl<'h> Shape<'h> {
+    fn new(hunk: &'h Hunk) -> Shape<'h> {
+        Shape {
+            hunk,
+            old: hunk.old_lines(),
+            new: hunk.new_lines(),
+            kept: OnceCell::new(),
+        }
+    }
+
+    /// For each new line, the old line it keeps.
+    fn kept(&self) -> &[Option<usize>] {
+        self.kept
+            .get_or_init(|| kept(self.hunk, &self.old, &self.new))
+    }
+
+    /// Whether the hunk removes nothing and adds a line that is not blank.
+    fn only_adds(&self) -> bool {
+        let kept = self.kept();
+        kept.iter().flatten().count() == self.old.len()
+            && self
+                .new
+                .iter()
+                .zip(kept)
+                .any(|(l, k)| k.is_none() && !l.trim().is_empty())
+    }
 }
 
 /// Applies `hunks` to `file`. `look`: when a hunk is not found, look for
@@ -171,16 +222,22 @@ pub fn edit(
         return Err(EditError::NotText);
     };
     let lines = Lines::new(norm);
+    let shapes: Vec<Shape<'_>> = hunks.iter().map(Shape::new).collect();
     let mut found: Vec<Found> = Vec::with_capacity(hunks.len());
     // Where the next hunk may start, and how far the hunks so far moved
     // from their line numbers (a diff's later hints shift with them).
     let mut cursor = 0;
-    let mut shift: i64 = 0;
-    for (i, hunk) in hunks.iter().enumerate() {
-        let (old, new) = (hunk.old_lines(), hunk.new_lines());
+    let mut shift: Option<i64> = None;
+    for (i, shape) in shapes.iter().enumerate() {
         let place = match locate {
-            Locate::Sequential => sequential(&lines, hunk, &old, &new, cursor),
-            Locate::Unique => unique(&lines, hunk, &old, &new, cursor, shift),
+            Locate::Sequential => sequential(&lines, shape, cursor),
+            Locate::Unique => {
+                // Line numbers all off by the same amount (a diff made
+                // against another version) choose among repeated copies
+                // by the shift a later, unrepeated hunk shows.
+                let shift = shift.or_else(|| later_shift(&lines, &shapes[i + 1..], cursor));
+                unique(&lines, shape, cursor, shift.unwrap_or(0))
+            }
         };
         let f = match place {
             Ok(f) => f,
@@ -189,7 +246,7 @@ pub fn edit(
                     if !look {
                         return Box::new(without_search());
                     }
-                    Box::new(feedback(norm, &old.join("\n"), &new.join("\n")))
+                    Box::new(feedback(norm, &shape.old.join("\n"), &shape.new.join("\n")))
                 });
                 return Err(EditError::NotFound {
                     hunk: i + 1,
@@ -206,21 +263,35 @@ pub fn edit(
                     step,
                 });
             }
+            Err(Miss::Unindentable { line }) => {
+                return Err(EditError::Unindentable {
+                    hunk: i + 1,
+                    of: hunks.len(),
+                    line: line as u32 + 1,
+                });
+            }
         };
+        if let Some(line) = already_applied(&lines, shape, &f) {
+            return Err(EditError::AlreadyApplied {
+                hunk: i + 1,
+                of: hunks.len(),
+                line: line as u32 + 1,
+            });
+        }
         // How far this hunk was from its line number moves the later
         // hunks' numbers: measured where its first old line was found
         // (past blank lines a looser step dropped). An added-only hunk
         // stands where its number says: it moves nothing.
-        if let Some(hint) = hunk.line
+        if let Some(hint) = shape.hunk.line
             && f.len > 0
         {
             let dropped = match f.step {
                 Step::LeadingBlank | Step::LeadingBlankIndent => {
-                    old.iter().take_while(|l| l.trim().is_empty()).count() as i64
+                    shape.old.iter().take_while(|l| l.trim().is_empty()).count() as i64
                 }
                 _ => 0,
             };
-            shift = f.start as i64 - dropped + 1 - i64::from(hint);
+            shift = Some(f.start as i64 - dropped + 1 - i64::from(hint));
         }
         cursor = f.next.unwrap_or(f.start + f.len);
         found.push(f);
@@ -230,7 +301,7 @@ pub fn edit(
         .iter()
         .enumerate()
         .filter_map(|(i, f)| {
-            f.step.note().map(|note| {
+            f.note.as_ref().map(|note| {
                 if hunks.len() == 1 {
                     format!("line {}: {note}", f.start + 1)
                 } else {
@@ -267,25 +338,74 @@ pub fn edit(
 }
 
 enum Miss {
-    NotFound { anchor: Option<String> },
-    Ambiguous { starts: Vec<usize>, step: Step },
+    NotFound {
+        anchor: Option<String>,
+    },
+    Ambiguous {
+        starts: Vec<usize>,
+        step: Step,
+    },
+    /// The window at this (0-based) line matched, but an added line
+    /// cannot be re-indented.
+    Unindentable {
+        line: usize,
+    },
+}
+
+/// The shift (found line minus numbered line) of the first later hunk
+/// that has a line number and matches exactly once after `cursor`.
+fn later_shift(lines: &Lines<'_>, later: &[Shape<'_>], cursor: usize) -> Option<i64> {
+    later.iter().find_map(|shape| {
+        let hint = shape.hunk.line?;
+        let old = &shape.old;
+        if old.is_empty() || old.len() > lines.len() {
+            return None;
+        }
+        let mut at = (cursor..=lines.len() - old.len())
+            .filter(|&i| (0..old.len()).all(|k| lines.line(i + k) == old[k]));
+        let first = at.next()?;
+        at.next()
+            .is_none()
+            .then(|| first as i64 + 1 - i64::from(hint))
+    })
+}
+
+/// Where the lines a hunk adds already stand, with its kept lines around
+/// them as the hunk has them: the 0-based line of that text, if so.
+fn already_applied(lines: &Lines<'_>, shape: &Shape<'_>, f: &Found) -> Option<usize> {
+    if !shape.only_adds() {
+        return None;
+    }
+    let n = f.new.len();
+    let at = if shape.old.is_empty() {
+        // Added lines only: right where they would go.
+        f.start
+    } else {
+        // The new lines before the first kept one stand before the
+        // match.
+        let before = shape.kept().iter().position(Option::is_some)?;
+        f.start.checked_sub(before)?
+    };
+    if at + n > lines.len() {
+        return None;
+    }
+    (0..n)
+        .all(|k| lines.line(at + k).trim_end() == f.new[k].trim_end())
+        .then_some(at)
 }
 
 /// Codex apply_patch's rules: the anchor line first, then the hunk's
 /// lines, each the first match from `cursor` (at the end of the file for
 /// an end-of-file hunk), by the steps in order; a hunk whose last line is
 /// empty is tried again without it. A hunk of added lines only goes to the
-/// end of the file.
-fn sequential(
-    lines: &Lines<'_>,
-    hunk: &Hunk,
-    old: &[&str],
-    new: &[&str],
-    mut cursor: usize,
-) -> Result<Found, Miss> {
+/// end of the file. Where nothing matches by Codex's steps, a hunk with
+/// kept lines may still match with up to two of them different
+/// ([`Step::Fuzz`]) where that match is the only one.
+fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result<Found, Miss> {
+    let hunk = shape.hunk;
     if let Some(anchor) = &hunk.anchor {
-        match seek(lines, &[anchor.as_str()], cursor, false) {
-            Some((at, _)) => cursor = at + 1,
+        match seek_anchor(lines, anchor, cursor) {
+            Some(at) => cursor = at + 1,
             None => {
                 return Err(Miss::NotFound {
                     anchor: Some(anchor.clone()),
@@ -293,6 +413,7 @@ fn sequential(
             }
         }
     }
+    let (old, new) = (&shape.old[..], &shape.new[..]);
     if old.is_empty() {
         let end = if lines.len() > 0 && lines.line(lines.len() - 1).is_empty() {
             lines.len() - 1
@@ -306,61 +427,98 @@ fn sequential(
             len: 0,
             new: owned(new),
             step: Step::Exact,
+            note: None,
             next: Some(cursor),
         });
     }
-    let (mut old, mut new) = (old, new);
-    let mut at = seek(lines, old, cursor, hunk.at_end);
-    if at.is_none() && old.last().is_some_and(|l| l.is_empty()) {
-        old = &old[..old.len() - 1];
-        if new.last().is_some_and(|l| l.is_empty()) {
-            new = &new[..new.len() - 1];
-        }
-        at = seek(lines, old, cursor, hunk.at_end);
+    let whole = Window {
+        old,
+        new,
+        old_from: 0,
+        new_from: 0,
+    };
+    let mut tries = vec![whole];
+    if old.last().is_some_and(|l| l.is_empty()) {
+        let new_cut = usize::from(new.last().is_some_and(|l| l.is_empty()));
+        tries.push(Window {
+            old: &old[..old.len() - 1],
+            new: &new[..new.len() - new_cut],
+            old_from: 0,
+            new_from: 0,
+        });
     }
-    match at {
-        Some((start, step)) => Ok(Found {
-            start,
-            len: old.len(),
-            new: owned(new),
-            step,
-            next: None,
-        }),
-        None => Err(Miss::NotFound { anchor: None }),
-    }
-}
-
-/// The first window from `from` (only the last one for `at_end`) whose
-/// lines equal `pattern` by the first step that finds one.
-fn seek(lines: &Lines<'_>, pattern: &[&str], from: usize, at_end: bool) -> Option<(usize, Step)> {
-    if pattern.is_empty() {
-        return Some((from, Step::Exact));
-    }
-    if pattern.len() > lines.len() {
-        return None;
-    }
-    let last = lines.len() - pattern.len();
-    let first = if at_end { last } else { from };
+    let first = if hunk.at_end { None } else { Some(cursor) };
+    let mut unindentable = None;
     for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
-        for i in first..=last {
-            if (0..pattern.len()).all(|k| same(lines.line(i + k), pattern[k], step)) {
-                return Some((i, step));
+        for w in &tries {
+            let Some(range) = windows(lines, w.old.len(), first) else {
+                continue;
+            };
+            for at in range {
+                match w.at(lines, shape, at, step) {
+                    Fit::No => {}
+                    Fit::Yes(new, note) => {
+                        return Ok(Found {
+                            start: at,
+                            len: w.old.len(),
+                            new,
+                            step,
+                            note,
+                            next: None,
+                        });
+                    }
+                    Fit::Unindentable => {
+                        unindentable.get_or_insert(at);
+                    }
+                }
             }
         }
     }
-    None
+    if let Some(line) = unindentable {
+        return Err(Miss::Unindentable { line });
+    }
+    match fuzz(lines, shape, &tries[0], first) {
+        Ok(f) => Ok(f),
+        Err(Miss::NotFound { .. }) if tries.len() > 1 => fuzz(lines, shape, &tries[1], first),
+        Err(miss) => Err(miss),
+    }
+}
+
+/// The first line from `from` equal to `anchor` (exactly, then by Codex's
+/// looser steps).
+fn seek_anchor(lines: &Lines<'_>, anchor: &str, from: usize) -> Option<usize> {
+    [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation]
+        .into_iter()
+        .find_map(|step| (from..lines.len()).find(|&i| same(lines.line(i), anchor, step)))
+}
+
+/// The window starts to try for `len` old lines: every one from `from`,
+/// or (`None`) only the last one of the file.
+fn windows(
+    lines: &Lines<'_>,
+    len: usize,
+    from: Option<usize>,
+) -> Option<std::ops::RangeInclusive<usize>> {
+    let last = lines.len().checked_sub(len)?;
+    match from {
+        Some(from) if from <= last => Some(from..=last),
+        Some(_) => None,
+        None => Some(last..=last),
+    }
 }
 
 /// Whether a file line and a pattern line are equal under `step`.
 fn same(file: &str, pattern: &str, step: Step) -> bool {
     match step {
+        Step::Exact | Step::LeadingBlank => file == pattern,
         Step::TrimEnd => file.trim_end() == pattern.trim_end(),
-        Step::Trim => file.trim() == pattern.trim(),
         Step::Punctuation => {
             let (a, b) = (file.trim(), pattern.trim());
             a.chars().map(fold).eq(b.chars().map(fold))
         }
-        _ => file == pattern,
+        Step::Trim | Step::Indent | Step::LeadingBlankIndent | Step::Fuzz => {
+            file.trim() == pattern.trim()
+        }
     }
 }
 
@@ -375,19 +533,146 @@ fn fold(c: char) -> char {
     }
 }
 
+/// The old and new lines a step tries: the hunk's, or a part of them (a
+/// leading blank line dropped) starting at `old_from` and `new_from`.
+struct Window<'s, 'h> {
+    old: &'s [&'h str],
+    new: &'s [&'h str],
+    old_from: usize,
+    new_from: usize,
+}
+
+/// Whether a window matches at a place, and the lines it writes there.
+enum Fit {
+    No,
+    Yes(Vec<String>, Option<String>),
+    /// It matches, but an added line cannot be re-indented.
+    Unindentable,
+}
+
+impl Window<'_, '_> {
+    /// Whether the window's old lines are the file's from `at` under
+    /// `step`, and if so the new lines: as the hunk has them after an
+    /// exact match; else kept lines as the file has them and added lines
+    /// in the file's indentation.
+    fn at(&self, lines: &Lines<'_>, shape: &Shape<'_>, at: usize, step: Step) -> Fit {
+        let old = self.old;
+        if !(0..old.len()).all(|k| same(lines.line(at + k), old[k], step)) {
+            return Fit::No;
+        }
+        if !step.loose_whitespace() {
+            let note =
+                (step == Step::LeadingBlank).then(|| loose_note(step, None, std::iter::empty(), 0));
+            return Fit::Yes(owned(self.new), note);
+        }
+        let pairs = (0..old.len()).map(|k| (old[k], lines.line(at + k)));
+        let Some(indent) = Indent::fit(pairs.clone()) else {
+            return Fit::No;
+        };
+        match self.write(lines, shape, at, &indent) {
+            Some(new) => {
+                let note = loose_note(step, Some(&indent), pairs, 0);
+                Fit::Yes(new, Some(note))
+            }
+            None => Fit::Unindentable,
+        }
+    }
+
+    /// The new lines at `at`: kept lines as the file has them, added lines
+    /// re-indented by `indent`; `None` when one cannot be.
+    fn write(
+        &self,
+        lines: &Lines<'_>,
+        shape: &Shape<'_>,
+        at: usize,
+        indent: &Indent,
+    ) -> Option<Vec<String>> {
+        let kept = shape.kept();
+        self.new
+            .iter()
+            .enumerate()
+            .map(|(k, l)| {
+                let keeps = kept
+                    .get(self.new_from + k)
+                    .copied()
+                    .flatten()
+                    .and_then(|o| o.checked_sub(self.old_from))
+                    .filter(|&o| o < self.old.len());
+                match keeps {
+                    Some(o) => Some(lines.line(at + o).to_string()),
+                    None => indent.render(l),
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the report says of a hunk found by a looser step: each way the
+/// hunk differed from the file, and what was written instead.
+fn loose_note<'a>(
+    step: Step,
+    indent: Option<&Indent>,
+    pairs: impl Iterator<Item = (&'a str, &'a str)>,
+    mismatched: usize,
+) -> String {
+    let mut what = Vec::new();
+    if matches!(step, Step::LeadingBlank | Step::LeadingBlankIndent) {
+        what.push("its leading blank line dropped, which the file does not have there".to_string());
+    }
+    if mismatched > 0 {
+        what.push(format!(
+            "{mismatched} of its kept (context) lines not as in the file (the file's line{} kept)",
+            if mismatched == 1 { " was" } else { "s were" },
+        ));
+    }
+    let trailing = |l: &str| l[l.trim_end().len()..].to_string();
+    let pairs: Vec<(&str, &str)> = pairs.collect();
+    if pairs
+        .iter()
+        .any(|(p, f)| p.trim() == f.trim() && trailing(p) != trailing(f))
+    {
+        what.push("trailing whitespace ignored".to_string());
+    }
+    let mut reindented = false;
+    if let Some(indent) = indent {
+        if indent.retabbed() {
+            what.push("tabs and spaces taken as the same indentation".to_string());
+            reindented = true;
+        }
+        if indent.delta() != 0 {
+            let n = indent.delta().abs();
+            what.push(format!(
+                "every line's indentation shifted by {n} column{}",
+                if n == 1 { "" } else { "s" }
+            ));
+            reindented = true;
+        }
+    }
+    if step == Step::Punctuation {
+        what.push("Unicode dashes, quotes and spaces read as ASCII".to_string());
+    }
+    if what.is_empty() {
+        what.push("surrounding whitespace ignored".to_string());
+    }
+    let mut note = format!("matched only with {}", what.join(", "));
+    if step.loose_whitespace() {
+        note.push_str("; the lines it keeps were kept as the file has them");
+        if reindented {
+            note.push_str(", and the new lines were re-indented to the file's indentation");
+        }
+    }
+    note
+}
+
 /// aider's and a diff's rules: every match from `cursor`; one is taken,
 /// several are told apart by the hunk's line number (moved by `shift`,
-/// how far earlier hunks were from theirs) or refused. Where nothing
-/// matches exactly: one uniform indentation offset, then without leading
-/// blank lines (exactly, then re-indented).
-fn unique(
-    lines: &Lines<'_>,
-    hunk: &Hunk,
-    old_lines: &[&str],
-    new_lines: &[&str],
-    cursor: usize,
-    shift: i64,
-) -> Result<Found, Miss> {
+/// how far the hunks around it were from theirs) or refused. Where
+/// nothing matches exactly: surrounding whitespace ignored with one
+/// uniform indentation shift, then without leading blank lines (exactly,
+/// then loosely), then with up to two kept lines different.
+fn unique(lines: &Lines<'_>, shape: &Shape<'_>, cursor: usize, shift: i64) -> Result<Found, Miss> {
+    let hunk = shape.hunk;
+    let (old_lines, new_lines) = (&shape.old[..], &shape.new[..]);
     if old_lines.is_empty() {
         // Added lines only: after the line the hunk names (0: the top).
         let after = hunk.line.map_or(lines.len(), |l| {
@@ -398,142 +683,207 @@ fn unique(
             len: 0,
             new: owned(new_lines),
             step: Step::Exact,
+            note: None,
             next: None,
         });
     }
+    let whole = Window {
+        old: old_lines,
+        new: new_lines,
+        old_from: 0,
+        new_from: 0,
+    };
     let blank_lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
-    let mut tries: Vec<(Step, &[&str], &[&str])> = vec![
-        (Step::Exact, old_lines, new_lines),
-        (Step::Indent, old_lines, new_lines),
+    let mut tries: Vec<(Step, Window<'_, '_>)> = vec![
+        (Step::Exact, whole.clone_ref()),
+        (Step::Indent, whole.clone_ref()),
     ];
     if blank_lead > 0 && blank_lead < old_lines.len() {
-        let old = &old_lines[blank_lead..];
         let new_lead = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
-        let new = &new_lines[new_lead.min(blank_lead)..];
-        tries.push((Step::LeadingBlank, old, new));
-        tries.push((Step::LeadingBlankIndent, old, new));
+        let new_from = new_lead.min(blank_lead);
+        let part = Window {
+            old: &old_lines[blank_lead..],
+            new: &new_lines[new_from..],
+            old_from: blank_lead,
+            new_from,
+        };
+        tries.push((Step::LeadingBlank, part.clone_ref()));
+        tries.push((Step::LeadingBlankIndent, part));
     }
-    for (step, old, new) in tries {
-        let indent = matches!(step, Step::Indent | Step::LeadingBlankIndent);
-        let mut matches: Vec<(usize, Vec<String>)> = Vec::new();
-        // The pattern's indentation, worked out once for every window.
-        let shape = if indent { Shape::of(old) } else { None };
-        if indent && shape.is_none() {
-            continue;
-        }
-        if old.len() <= lines.len() {
-            for i in cursor..=lines.len() - old.len() {
-                if let Some(shape) = &shape {
-                    if let Some(shifted) = reindent(lines, i, old, new, shape) {
-                        matches.push((i, shifted));
+    let mut unindentable = None;
+    for (step, w) in &tries {
+        let mut matches: Vec<(usize, Vec<String>, Option<String>)> = Vec::new();
+        if let Some(range) = windows(lines, w.old.len(), Some(cursor)) {
+            for i in range {
+                match w.at(lines, shape, i, *step) {
+                    Fit::No => {}
+                    Fit::Yes(new, note) => matches.push((i, new, note)),
+                    Fit::Unindentable => {
+                        unindentable.get_or_insert(i);
                     }
-                } else if (0..old.len()).all(|k| lines.line(i + k) == old[k]) {
-                    matches.push((i, owned(new)));
                 }
             }
         }
-        let chosen = match matches.len() {
-            0 => continue,
-            1 => matches.pop(),
-            _ => match hunk.line {
-                Some(l) => nearest(&matches, i64::from(l) - 1 + shift),
-                None => None,
-            },
-        };
-        return match chosen {
-            Some((start, new)) => Ok(Found {
+        if matches.is_empty() {
+            continue;
+        }
+        return choose(matches, hunk.line.map(|l| i64::from(l) - 1 + shift), *step).map(
+            |(start, new, note)| Found {
                 start,
-                len: old.len(),
+                len: w.old.len(),
                 new,
-                step,
+                step: *step,
+                note,
                 next: None,
-            }),
-            None => Err(Miss::Ambiguous {
-                starts: matches.iter().map(|m| m.0).collect(),
-                step,
-            }),
-        };
+            },
+        );
     }
-    Err(Miss::NotFound { anchor: None })
+    if let Some(line) = unindentable {
+        return Err(Miss::Unindentable { line });
+    }
+    fuzz(lines, shape, &whole, Some(cursor))
+}
+
+impl<'s, 'h> Window<'s, 'h> {
+    fn clone_ref(&self) -> Window<'s, 'h> {
+        Window {
+            old: self.old,
+            new: self.new,
+            old_from: self.old_from,
+            new_from: self.new_from,
+        }
+    }
+}
+
+/// One match taken from several: the only one, or the one nearest the
+/// line `want` (0-based) when one is nearer than all others.
+fn choose(
+    mut matches: Vec<(usize, Vec<String>, Option<String>)>,
+    want: Option<i64>,
+    step: Step,
+) -> Result<(usize, Vec<String>, Option<String>), Miss> {
+    if matches.len() == 1 {
+        return Ok(matches.pop().expect("one match"));
+    }
+    let ambiguous = |matches: &[(usize, Vec<String>, Option<String>)]| Miss::Ambiguous {
+        starts: matches.iter().map(|m| m.0).collect(),
+        step,
+    };
+    let Some(want) = want else {
+        return Err(ambiguous(&matches));
+    };
+    let distance = |i: usize| (i as i64 - want).unsigned_abs();
+    let best = matches.iter().map(|m| distance(m.0)).min().unwrap_or(0);
+    if matches.iter().filter(|m| distance(m.0) == best).count() != 1 {
+        return Err(ambiguous(&matches));
+    }
+    let at = matches
+        .iter()
+        .position(|m| distance(m.0) == best)
+        .expect("a nearest match");
+    Ok(matches.swap_remove(at))
+}
+
+/// The most kept lines of a hunk that may differ from the file under
+/// [`Step::Fuzz`]: one for every three it keeps, at most two (GNU
+/// patch's `--fuzz=2` lets two go at each end; here they may be anywhere,
+/// but the match must be the only one).
+fn fuzz_budget(context: usize) -> usize {
+    (context / 3).min(2)
+}
+
+/// How alike a kept line must be to the file's line it stands for under
+/// [`Step::Fuzz`] (normalised Levenshtein of the trimmed lines): a typo
+/// or a dropped character, not another line.
+const FUZZ_LIKENESS: f64 = 0.6;
+
+/// [`Step::Fuzz`]: the only place from `from` (the end only, for `None`)
+/// where every removed line of `w` matches loosely and at most
+/// [`fuzz_budget`] kept lines differ, each still alike.
+fn fuzz(
+    lines: &Lines<'_>,
+    shape: &Shape<'_>,
+    w: &Window<'_, '_>,
+    from: Option<usize>,
+) -> Result<Found, Miss> {
+    let context = context_of(shape.kept(), shape.old.len());
+    let context: Vec<bool> = context[w.old_from..w.old_from + w.old.len()].to_vec();
+    let budget = fuzz_budget(context.iter().filter(|&&c| c).count());
+    if budget == 0 {
+        return Err(Miss::NotFound { anchor: None });
+    }
+    let Some(range) = windows(lines, w.old.len(), from) else {
+        return Err(Miss::NotFound { anchor: None });
+    };
+    let mut matches = Vec::new();
+    let mut unindentable = None;
+    for at in range {
+        let mut mismatched = Vec::new();
+        let ok = (0..w.old.len()).all(|k| {
+            let (p, f) = (w.old[k], lines.line(at + k));
+            if same(f, p, Step::Fuzz) {
+                return true;
+            }
+            if !context[k] || mismatched.len() == budget {
+                return false;
+            }
+            mismatched.push(k);
+            true
+        });
+        if !ok
+            || mismatched.is_empty()
+            || mismatched.len() * 2 >= w.old.len()
+            || !mismatched.iter().all(|&k| {
+                strsim::normalized_levenshtein(w.old[k].trim(), lines.line(at + k).trim())
+                    >= FUZZ_LIKENESS
+            })
+        {
+            continue;
+        }
+        let pairs = (0..w.old.len())
+            .filter(|k| !mismatched.contains(k))
+            .map(|k| (w.old[k], lines.line(at + k)));
+        let Some(indent) = Indent::fit(pairs.clone()) else {
+            continue;
+        };
+        match w.write(lines, shape, at, &indent) {
+            Some(new) => {
+                let note = loose_note(Step::Fuzz, Some(&indent), pairs, mismatched.len());
+                matches.push((at, new, Some(note)));
+            }
+            None => {
+                unindentable.get_or_insert(at);
+            }
+        }
+        if matches.len() > 1 {
+            break;
+        }
+    }
+    match matches.len() {
+        0 => match unindentable {
+            Some(line) => Err(Miss::Unindentable { line }),
+            None => Err(Miss::NotFound { anchor: None }),
+        },
+        1 => {
+            let (start, new, note) = matches.pop().expect("one match");
+            Ok(Found {
+                start,
+                len: w.old.len(),
+                new,
+                step: Step::Fuzz,
+                note,
+                next: None,
+            })
+        }
+        _ => Err(Miss::Ambiguous {
+            starts: matches.iter().map(|m| m.0).collect(),
+            step: Step::Fuzz,
+        }),
+    }
 }
 
 fn owned(lines: &[&str]) -> Vec<String> {
     lines.iter().map(|l| l.to_string()).collect()
-}
-
-/// The match nearest to line index `want`, if one is nearer than all
-/// others.
-fn nearest(matches: &[(usize, Vec<String>)], want: i64) -> Option<(usize, Vec<String>)> {
-    let distance = |i: usize| (i as i64 - want).unsigned_abs();
-    let best = matches.iter().map(|m| distance(m.0)).min()?;
-    let mut at = matches.iter().filter(|m| distance(m.0) == best);
-    let first = at.next()?.clone();
-    at.next().is_none().then_some(first)
-}
-
-/// A pattern's indentation: what all its non-blank lines share
-/// (`common`), and its first non-blank line (`k0`) without it (`core0`).
-struct Shape<'p> {
-    common: &'p str,
-    k0: usize,
-    core0: &'p str,
-}
-
-impl<'p> Shape<'p> {
-    fn of(old: &[&'p str]) -> Option<Shape<'p>> {
-        let lead = |l: &str| l.len() - l.trim_start().len();
-        let k0 = old.iter().position(|l| !l.trim().is_empty())?;
-        let first = old[k0];
-        let mut common = &first[..lead(first)];
-        for l in old.iter().filter(|l| !l.trim().is_empty()) {
-            while !l.starts_with(common) {
-                common = &common[..common.len() - common.chars().next_back()?.len_utf8()];
-            }
-        }
-        Some(Shape {
-            common,
-            k0,
-            core0: &first[common.len()..],
-        })
-    }
-}
-
-/// Whether the file's lines from `at` are `old` with one uniform change
-/// of indentation (blank lines match blank lines), and if so `new`
-/// re-indented the same way. An offset of nothing is no looser match.
-/// Most windows are refused on their first non-blank line.
-fn reindent(
-    lines: &Lines<'_>,
-    at: usize,
-    old: &[&str],
-    new: &[&str],
-    shape: &Shape<'_>,
-) -> Option<Vec<String>> {
-    let Shape { common, k0, core0 } = *shape;
-    // The file's indentation in its place, from the first non-blank line.
-    let prefix = lines.line(at + k0).strip_suffix(core0)?;
-    if !prefix.trim().is_empty() || prefix == common {
-        return None;
-    }
-    for (k, l) in old.iter().enumerate() {
-        let f = lines.line(at + k);
-        let ok = if l.trim().is_empty() {
-            f.trim().is_empty()
-        } else {
-            f.strip_prefix(prefix) == Some(&l[common.len()..])
-        };
-        if !ok {
-            return None;
-        }
-    }
-    Some(
-        new.iter()
-            .map(|l| match l.strip_prefix(common) {
-                Some(rest) if !l.trim().is_empty() => format!("{prefix}{rest}"),
-                _ => l.to_string(),
-            })
-            .collect(),
-    )
 }
 
 /// The file with every found hunk replaced, in the file's line ends.
@@ -662,7 +1012,9 @@ mod tests {
         assert_eq!(out, "X\ny  \nX2\nZ\n");
         assert_eq!(
             notes,
-            ["hunk 3 (line 4): matched only when trailing whitespace is ignored"]
+            [
+                "hunk 3 (line 4): matched only with trailing whitespace ignored; the lines it keeps were kept as the file has them"
+            ]
         );
         let dash = [hunk(&["a \u{2014} b"], &["c"])];
         let (out, notes) = run("a - b\n", &dash, Locate::Sequential).unwrap();
@@ -782,5 +1134,188 @@ mod tests {
             panic!("{err:?}");
         };
         assert_eq!(fb.already_present, Some(2));
+    }
+
+    fn tagged(lines: &[(char, &str)]) -> Hunk {
+        let mut h = Hunk::new();
+        for (tag, l) in lines {
+            h.push(*tag, l);
+        }
+        h
+    }
+
+    #[test]
+    fn a_uniform_shift_re_indents_added_lines_indented_less_than_it() {
+        // Issue 25, defect 3: the hunk is 4 columns deeper than the file
+        // everywhere, and one new line sits at the hunk's 4 columns (the
+        // file's margin).
+        let file = "def f():\n    x = 1\n    if x:\n        y()\nz = 0\n";
+        let h = hunk(
+            &["        x = 1", "        if x:", "            y()"],
+            &["        x = 2", "    w = 3"],
+        );
+        let (out, notes) = run(file, &[h], Locate::Unique).unwrap();
+        assert_eq!(out, "def f():\n    x = 2\nw = 3\nz = 0\n");
+        assert!(notes[0].contains("shifted by 4 columns"), "{notes:?}");
+        // A new line the shift would take left of the margin is refused.
+        let h = hunk(&["        x = 1"], &["  w = 3"]);
+        assert!(matches!(
+            run(file, &[h], Locate::Unique),
+            Err(EditError::Unindentable { .. })
+        ));
+    }
+
+    #[test]
+    fn sequential_keeps_the_files_own_kept_lines_after_a_loose_match() {
+        // Defect 4: the patch's kept line lost its trailing blanks.
+        let h = tagged(&[(' ', "a"), ('-', "b"), ('+', "B")]);
+        let (out, notes) = run("a  \nb\nc\n", &[h], Locate::Sequential).unwrap();
+        assert_eq!(out, "a  \nB\nc\n");
+        assert!(notes[0].contains("trailing whitespace"), "{notes:?}");
+    }
+
+    #[test]
+    fn sequential_re_indents_added_lines_after_a_shifted_match() {
+        // Defect 5: every line of the patch is 4 spaces deeper.
+        let h = tagged(&[
+            (' ', "    fn f() {"),
+            ('-', "        a();"),
+            ('+', "        b();"),
+            ('+', "    }"),
+            ('+', "    fn g() {"),
+            (' ', "    }"),
+        ]);
+        let (out, _) = run("fn f() {\n    a();\n}\n", &[h], Locate::Sequential).unwrap();
+        assert_eq!(out, "fn f() {\n    b();\n}\nfn g() {\n}\n");
+    }
+
+    #[test]
+    fn tabs_written_as_spaces_match_and_new_lines_get_the_files_tabs() {
+        let file = "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n";
+        let h = tagged(&[
+            (' ', "    if x {"),
+            ('-', "        y()"),
+            ('+', "        z()"),
+            ('+', "        if w {"),
+            ('+', "            v()"),
+            ('+', "        }"),
+            (' ', "    }"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, notes) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(
+                out,
+                "func f() {\n\tif x {\n\t\tz()\n\t\tif w {\n\t\t\tv()\n\t\t}\n\t}\n}\n"
+            );
+            assert!(notes[0].contains("tabs and spaces"), "{notes:?}");
+        }
+    }
+
+    #[test]
+    fn one_wrong_kept_line_is_let_go_where_the_match_is_the_only_one() {
+        let file = "a\nb\nlet c = 1;\nd\ne\nf\ng\n";
+        // `let c = 1;` lost a character: the file's line is kept.
+        let h = tagged(&[
+            (' ', "b"),
+            (' ', "let c 1;"),
+            (' ', "d"),
+            ('-', "e"),
+            ('+', "E"),
+            (' ', "f"),
+            (' ', "g"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, notes) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(out, "a\nb\nlet c = 1;\nd\nE\nf\ng\n");
+            assert!(notes[0].contains("1 of its kept"), "{notes:?}");
+        }
+        // A removed line that differs is never let go.
+        let h = tagged(&[
+            (' ', "b"),
+            (' ', "let c = 1;"),
+            (' ', "d"),
+            ('-', "x"),
+            (' ', "f"),
+        ]);
+        assert!(run(file, &[h], Locate::Unique).is_err());
+        // A kept line that is another line altogether is not let go.
+        let h = tagged(&[
+            (' ', "b"),
+            (' ', "unrelated()"),
+            (' ', "d"),
+            ('-', "e"),
+            (' ', "f"),
+        ]);
+        assert!(run(file, &[h], Locate::Unique).is_err());
+        // Two places that fit so: refused, both named.
+        let file = "a = 1\nb = 2\nk = 3\nq\na = 1\nb = 2\nk = 3\nq\n";
+        let h = tagged(&[
+            (' ', "a = 1"),
+            (' ', "b = 3"),
+            (' ', "k = 3"),
+            ('-', "q"),
+            ('+', "Q"),
+        ]);
+        let err = run(file, &[h], Locate::Unique).unwrap_err();
+        assert!(
+            matches!(err, EditError::Ambiguous { ref lines, step: Step::Fuzz, .. } if lines == &[1, 5]),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_resent_addition_is_refused_as_applied_already() {
+        // Defect 9: aider's REPLACE = SEARCH + new lines, sent twice.
+        let h = hunk(&["a", "b"], &["a", "b", "c"]);
+        let once = run("a\nb\nd\n", std::slice::from_ref(&h), Locate::Unique).unwrap();
+        assert_eq!(once.0, "a\nb\nc\nd\n");
+        let err = run(&once.0, &[h], Locate::Unique).unwrap_err();
+        assert_eq!(
+            err,
+            EditError::AlreadyApplied {
+                hunk: 1,
+                of: 1,
+                line: 1
+            }
+        );
+        // New lines before the kept ones, by apply_patch.
+        let h = tagged(&[('+', "use x;"), (' ', "fn a() {}")]);
+        let err = run(
+            "use x;\nfn a() {}\n",
+            std::slice::from_ref(&h),
+            Locate::Sequential,
+        );
+        assert!(
+            matches!(err, Err(EditError::AlreadyApplied { line: 1, .. })),
+            "{err:?}"
+        );
+        // A diff hunk of added lines only (`diff -U0`).
+        let mut add = hunk(&[], &["X"]);
+        add.line = Some(1);
+        let err = run("a\nX\nb\n", &[add], Locate::Unique);
+        assert!(
+            matches!(err, Err(EditError::AlreadyApplied { .. })),
+            "{err:?}"
+        );
+        // A blank line added next to a blank line is a real edit.
+        let h = hunk(&["a"], &["a", ""]);
+        assert_eq!(
+            run("a\n\nb\n", &[h], Locate::Unique).unwrap().0,
+            "a\n\n\nb\n"
+        );
+    }
+
+    #[test]
+    fn numbers_all_off_by_one_amount_choose_the_copy_a_later_hunk_shows() {
+        // Two copies of `x`; the numbers are 3 too high, which puts the
+        // first hunk's number nearer the second copy. The second hunk
+        // matches once and shows the shift.
+        let file = "x\n1\n2\nx\n3\n4\nend\n";
+        let mut first = hunk(&["x"], &["X"]);
+        first.line = Some(1 + 3);
+        let mut second = hunk(&["end"], &["END"]);
+        second.line = Some(7 + 3);
+        let (out, _) = run(file, &[first, second], Locate::Unique).unwrap();
+        assert_eq!(out, "X\n1\n2\nx\n3\n4\nEND\n");
     }
 }

@@ -784,6 +784,28 @@ fn edit_lines<F: Files>(
                     ),
                     vec!["send the change of those lines as one hunk".to_string()],
                 ),
+                EditError::AlreadyApplied { hunk, of, line } => (
+                    format!(
+                        "{}the lines it adds already stand at line {line}, with its other lines around them: the edit looks applied already and needs no resend; nothing was changed",
+                        if of == 1 {
+                            String::new()
+                        } else {
+                            format!("hunk {hunk} of {of}: ")
+                        },
+                    ),
+                    vec![
+                        "if the lines really belong in the file twice, send them with the lines around them as they are now".to_string(),
+                    ],
+                ),
+                EditError::Unindentable { hunk, of, line } => (
+                    format!(
+                        "{} match at line {line} only with their indentation shifted, and a new line would then go left of the margin; nothing was changed",
+                        of_hunks(hunk, of),
+                    ),
+                    vec![
+                        "copy the lines to change from the file with their indentation exactly as it is now".to_string(),
+                    ],
+                ),
                 EditError::TooLarge { size, max } => (
                     format!("the edit would make the file {size} bytes; the limit is {max} bytes"),
                     Vec::new(),

@@ -16,6 +16,7 @@ pub mod exec;
 pub mod feedback;
 pub mod files;
 pub mod insert;
+pub mod loose;
 pub mod paths;
 pub mod read;
 pub mod search;
