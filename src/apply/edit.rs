@@ -882,6 +882,67 @@ fn fuzz(
     }
 }
 
+/// What `--match whitespace` finds for a SEARCH's lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loose {
+    NotFound,
+    /// Several places (1-based lines).
+    Ambiguous(Vec<u32>),
+    /// It matches at this 1-based line, but a replacement line would go
+    /// left of the margin.
+    Unindentable(u32),
+    /// `len` lines from `start` (0-based) become `new`.
+    Found {
+        start: usize,
+        len: usize,
+        new: Vec<String>,
+        note: String,
+    },
+}
+
+/// A SEARCH's pattern and replacement lines located as an EDIT hunk by
+/// [`Step::Indent`] alone (`--match whitespace`): surrounding whitespace
+/// ignored, one indentation shift, the only place in `norm` that fits;
+/// kept lines as the file has them, the others re-indented.
+pub fn whitespace_lines(norm: &str, pattern: &[&str], replacement: &[&str]) -> Loose {
+    let lines = Lines::new(norm);
+    let hunk = Hunk::of_lines(pattern, replacement);
+    let shape = Shape::new(&hunk);
+    let w = Window {
+        old: &shape.old,
+        new: &shape.new,
+        old_from: 0,
+        new_from: 0,
+    };
+    let Some(range) = windows(&lines, w.old.len(), Some(0)) else {
+        return Loose::NotFound;
+    };
+    let mut matches = Vec::new();
+    let mut unindentable = None;
+    for at in range {
+        match w.at(&lines, &shape, at, Step::Indent) {
+            Fit::No => {}
+            Fit::Yes(new, note) => matches.push((at, new, note)),
+            Fit::Unindentable => {
+                unindentable.get_or_insert(at as u32 + 1);
+            }
+        }
+    }
+    match matches.len() {
+        0 => unindentable.map_or(Loose::NotFound, Loose::Unindentable),
+        1 => {
+            let (start, new, note) = matches.pop().expect("one match");
+            Loose::Found {
+                start,
+                len: w.old.len(),
+                new,
+                note: note.unwrap_or_default(),
+            }
+        }
+        _ => Loose::Ambiguous(matches.iter().map(|m| m.0 as u32 + 1).collect()),
+    }
+}
+
 fn owned(lines: &[&str]) -> Vec<String> {
     lines.iter().map(|l| l.to_string()).collect()
 }

@@ -207,68 +207,21 @@ fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize
     Ok(out)
 }
 
-/// The one re-indentation that turns the pattern's lines into the file's:
-/// `(from, to)` such that every non-blank pattern line's indentation is
-/// `from` + X and the file line's is `to` + X with the same X. `None`
-/// when the lines were re-indented by different amounts (Python would not
-/// parse the result), or nothing is non-blank.
-fn uniform_offset<'l>(pattern: &[&'l str], file: &[&'l str]) -> Option<(&'l str, &'l str)> {
-    let pairs: Vec<(&str, &str)> = pattern
-        .iter()
-        .zip(file)
-        .filter(|(p, _)| !p.trim().is_empty())
-        .map(|(p, f)| (leading(p), leading(f)))
-        .collect();
-    let common = |leads: &mut dyn Iterator<Item = &'l str>| -> Option<&'l str> {
-        let first = leads.next()?;
-        Some(leads.fold(first, |acc, l| {
-            let n = acc
-                .bytes()
-                .zip(l.bytes())
-                .take_while(|(a, b)| a == b)
-                .count();
-            &acc[..n]
-        }))
-    };
-    let from = common(&mut pairs.iter().map(|(p, _)| *p))?;
-    let to = common(&mut pairs.iter().map(|(_, f)| *f))?;
-    pairs
-        .iter()
-        .all(|(p, f)| f.strip_prefix(to) == p.strip_prefix(from))
-        .then_some((from, to))
-}
-
 /// `--match whitespace`: the pattern's lines, trimmed, equal a unique run of
-/// the file's lines, trimmed. Replaces those whole lines with the
-/// replacement re-indented by the same offset. `Err`: the first line of
-/// every candidate, when there is more than one.
+/// the file's lines, trimmed, with one indentation shift (tabs or spaces).
+/// Replaces those whole lines with the replacement: lines it keeps as the
+/// file has them, the others re-indented by the same shift (edit.rs's
+/// [`super::edit::whitespace_lines`], the rule every syntax's loose step
+/// follows). `Err`: the first line of every candidate, when there is more
+/// than one.
 fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Replaced>, Vec<u32>> {
+    use super::edit::{Loose, whitespace_lines};
     let Ok(norm) = std::str::from_utf8(text.norm()) else {
         return Ok(None);
     };
     // A blank line before REPLACE leaves a trailing empty line: it is not
     // a line that must match.
     let pattern: Vec<&str> = search.pattern.trim_end_matches('\n').split('\n').collect();
-    // Line start offsets of the file.
-    let mut starts = vec![0];
-    starts.extend(memchr::memchr_iter(b'\n', norm.as_bytes()).map(|i| i + 1));
-    let lines: Vec<&str> = norm.split('\n').collect();
-    let n = pattern.len();
-    if n > lines.len() {
-        return Ok(None);
-    }
-    let found: Vec<usize> = (0..=lines.len() - n)
-        .filter(|&s| (0..n).all(|k| lines[s + k].trim() == pattern[k].trim()))
-        .filter(|&s| uniform_offset(&pattern, &lines[s..s + n]).is_some())
-        .collect();
-    let s = match found.as_slice() {
-        [] => return Ok(None),
-        [one] => *one,
-        many => return Err(many.iter().map(|&s| s as u32 + 1).collect()),
-    };
-    let Some((from, to)) = uniform_offset(&pattern, &lines[s..s + n]) else {
-        return Ok(None);
-    };
     // Whole lines are replaced without their last line end, so a
     // replacement that ends in one (like the pattern did) drops it.
     let replacement_text = match search.pattern.ends_with('\n') {
@@ -278,33 +231,42 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
             .unwrap_or(search.replacement),
         false => search.replacement,
     };
-    let reindented: Vec<String> = replacement_text
-        .split('\n')
-        .map(|l| match l.strip_prefix(from) {
-            Some(rest) if !l.trim().is_empty() => format!("{to}{rest}"),
-            _ => l.to_string(),
-        })
-        .collect();
-    let replacement = reindented.join("\n");
+    let replacement: Vec<&str> = if replacement_text.is_empty() {
+        Vec::new()
+    } else {
+        replacement_text.split('\n').collect()
+    };
+    let (s, n, new, how) = match whitespace_lines(norm, &pattern, &replacement) {
+        Loose::NotFound | Loose::Unindentable(_) => return Ok(None),
+        Loose::Ambiguous(lines) => return Err(lines),
+        Loose::Found {
+            start,
+            len,
+            new,
+            note,
+        } => (start, len, new, note),
+    };
+    // Line start offsets of the file.
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', norm.as_bytes()).map(|i| i + 1));
+    let line_len = |i: usize| {
+        norm[starts[i]..]
+            .find('\n')
+            .unwrap_or(norm.len() - starts[i])
+    };
     let start = starts[s];
-    let end = starts[s + n - 1] + lines[s + n - 1].len();
+    let end = starts[s + n - 1] + line_len(s + n - 1);
     let at = if n == 1 {
         format!("line {}", s + 1)
     } else {
         format!("lines {}-{}", s + 1, s + n)
     };
-    let note = format!(
-        "matched with --match whitespace at {at}: leading/trailing whitespace differs from your pattern; the replacement was re-indented from {from:?} to {to:?}"
-    );
+    let note = format!("--match whitespace at {at}: {how}");
     Ok(Some(Replaced {
-        bytes: text.splice(&[(start..end, text.with_file_endings(&replacement))]),
+        bytes: text.splice(&[(start..end, text.with_file_endings(&new.join("\n")))]),
         lines: vec![s as u32 + 1],
         whitespace_note: Some(note),
     }))
-}
-
-fn leading(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
 }
 
 #[cfg(test)]
@@ -449,13 +411,18 @@ mod tests {
             String::from_utf8(r.bytes).unwrap(),
             "class A:\n\tdef f(self):\n\t\treturn 2\n"
         );
-        // Spaces where the file has tabs are no offset: the result would
-        // mix the two.
+        // Spaces where the file has tabs (a model's tab as 4 spaces): the
+        // replacement is written with the file's tabs.
         let spaces = Search {
             pattern: "def f(self):\n    return 1",
+            replacement: "def f(self):\n    return 3",
             ..s
         };
-        assert!(search(file.as_bytes(), &spaces).is_err());
+        let r2 = search(file.as_bytes(), &spaces).unwrap();
+        assert_eq!(
+            String::from_utf8(r2.bytes).unwrap(),
+            "class A:\n\tdef f(self):\n\t\treturn 3\n"
+        );
         assert!(r.whitespace_note.is_some());
         // Exact mode refuses the same edit.
         let exact = Search {
