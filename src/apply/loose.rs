@@ -185,8 +185,14 @@ impl Indent {
         }
         let col = columns(ws, self.width) as i64 + self.delta;
         if rest.is_empty() {
-            // A blank line: as blank as the shift leaves it.
-            return Some(self.spaces(col.max(0) as usize, ws));
+            // A blank line with blanks on it: shifted when the shift
+            // leaves some, else as written (a reply that indents its
+            // lines seldom indents its blank ones).
+            return Some(if col > 0 {
+                self.spaces(col as usize, ws)
+            } else {
+                line.to_string()
+            });
         }
         if col < 0 {
             return None;
@@ -251,6 +257,7 @@ mod tests {
         );
         assert_eq!(i.render("  e"), None);
         assert_eq!(i.render("    ").as_deref(), Some(""));
+        assert_eq!(i.render("  ").as_deref(), Some("  "));
     }
 
     #[test]
