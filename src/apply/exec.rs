@@ -247,6 +247,16 @@ fn run_step<F: Workspace>(
             found.fill(&mut report, path);
             outcome
         }
+        Op::Create { path, content } => {
+            let mut already = false;
+            let outcome =
+                super::create::create(files, path, content, options.max_file_size, &mut already);
+            if already {
+                report.already_present = Some(1);
+            }
+            outcome
+        }
+        Op::Mode { path, mode } => super::mode::set_mode(files, path, *mode),
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -740,14 +750,21 @@ fn edit_lines<F: Files>(
             format!("hunk {hunk} of {of}: its lines")
         }
     };
-    match edit(
-        &existing.bytes,
-        hunks,
-        locate,
-        final_newline,
-        options.max_file_size,
-        look,
-    ) {
+    // Hunks that give their line ends (a diff as git prints it for a
+    // CRLF file) are matched and written byte for byte.
+    let edited = if super::exact::gives_line_ends(hunks) {
+        super::exact::edit(&existing.bytes, hunks, final_newline, options.max_file_size)
+    } else {
+        edit(
+            &existing.bytes,
+            hunks,
+            locate,
+            final_newline,
+            options.max_file_size,
+            look,
+        )
+    };
+    match edited {
         Ok(done) if done.bytes == existing.bytes => Ok((
             "nothing changed: the new lines are the same as the lines they replace".to_string(),
             done.notes,
