@@ -97,10 +97,16 @@ fn link_target<'b>(path: &RepoPath, bytes: &'b [u8]) -> Result<&'b str, Failure>
     };
     match repo_path(&from_root) {
         Ok(_) => Ok(target),
-        Err(e) => Err(refuse(
-            e.error_type(),
-            format!("its target {target:?} is not inside the repository ({e})"),
-        )),
+        Err(e) => {
+            // The error's text starts with its type, which the report
+            // puts in front already.
+            let why = e.to_string();
+            let why = why.split_once(": ").map_or(why.as_str(), |(_, w)| w);
+            Err(refuse(
+                e.error_type(),
+                format!("its target {target:?} is not inside the repository ({why})"),
+            ))
+        }
     }
 }
 
