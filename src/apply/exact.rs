@@ -20,9 +20,10 @@ use crate::plan::Hunk;
 use super::edit::{EditError, Edited, Step};
 use super::text::is_binary;
 
-/// Whether any hunk gives a line end explicitly (a line ending in `\r`).
+/// Whether any hunk gives a line end explicitly: a line ending in `\r`
+/// (a `\r` inside a line is text, as it always was).
 pub fn gives_line_ends(hunks: &[Hunk]) -> bool {
-    hunks.iter().any(|h| h.lines.contains('\r'))
+    hunks.iter().any(|h| h.lines.contains("\r\n"))
 }
 
 /// Applies `hunks` to `file` byte for byte; `final_newline` as for
@@ -179,6 +180,7 @@ mod tests {
     fn line_ends_change_as_the_hunk_gives_them() {
         let to_lf = hunk("-a\r\n-b\r\n+a\n+b\n", Some(1));
         assert!(gives_line_ends(std::slice::from_ref(&to_lf)));
+        assert!(!gives_line_ends(&[hunk("-a\rb\n+c\n", None)]));
         let done = edit(b"a\r\nb\r\n", &[to_lf], None, 1 << 20).unwrap();
         assert_eq!(done.bytes, b"a\nb\n");
         let add_cr = hunk(" x\n-a\n+a\r\n", Some(1));
