@@ -751,10 +751,16 @@ fn edit_lines<F: Files>(
         }
     };
     // Hunks that give their line ends (a diff as git prints it for a
-    // CRLF file) are matched and written byte for byte.
-    let edited = if super::exact::gives_line_ends(hunks) {
-        super::exact::edit(&existing.bytes, hunks, final_newline, options.max_file_size)
-    } else {
+    // CRLF file), or that match a file with `\r` byte for byte, are
+    // written byte for byte (apply/exact.rs).
+    let exact = super::exact::exact_edit(
+        &existing.bytes,
+        hunks,
+        locate,
+        final_newline,
+        options.max_file_size,
+    );
+    let edited = exact.unwrap_or_else(|| {
         edit(
             &existing.bytes,
             hunks,
@@ -763,7 +769,7 @@ fn edit_lines<F: Files>(
             options.max_file_size,
             look,
         )
-    };
+    });
     match edited {
         Ok(done) if done.bytes == existing.bytes => Ok((
             "nothing changed: the new lines are the same as the lines they replace".to_string(),

@@ -775,7 +775,7 @@ diff --git a/s b/s\nnew mode 160000\n";
 
     #[test]
     fn every_prefix_parses_without_panic() {
-        let text = "diff --git \"a/x y\" \"b/x y\"\nrename from \"a\\303\\251\"\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\n+é\r\n\\ No newline at end of file\n@@ -x @@\n--- /dev/null\n+++ /dev/null\n";
+        let text = "diff --git \"a/x y\" \"b/x y\"\nrename from \"a\\303\\251\"\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\n+é\r\n\\ No newline at end of file\n@@ -x @@\n--- /dev/null\n+++ /dev/null\ndiff --git a/l b/l\nold mode 100644\nnew mode 120000\nnew file mode 160000\n--- a/l\n+++ b/l\n@@ @@\n é\r\n-\r\n+x\n@@ ... @@\r\n+y\r\n";
         crate::syntax::every_prefix_parses(text, parse, |_, _| {});
     }
 }
