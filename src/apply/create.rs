@@ -42,7 +42,7 @@ pub fn create<F: Files>(
                 plural(existing.bytes.len(), "byte")
             ),
             details: vec![
-                "to change the file, send a diff of its changes (`--- a/PATH`, `+++ b/PATH` and hunks of its current lines); to replace it whole, delete it first in the same reply"
+                "to change the file, change only its lines that differ (a diff's `--- a/PATH` / `+++ b/PATH` hunks, a text-editor str_replace); to replace it whole, delete it first in the same reply"
                     .to_string(),
             ],
         }),
