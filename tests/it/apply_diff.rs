@@ -205,3 +205,35 @@ diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0
     assert_eq!(head_mode(dir.path(), "run.sh"), "100755");
     assert_eq!(head_mode(dir.path(), "link"), "120000");
 }
+
+#[test]
+fn without_git_modes_and_links_are_made_on_disk_and_rolled_back() {
+    let dir = crate::common::scratch();
+    let root = dir.path();
+    std::fs::write(root.join("run.sh"), "echo\n").unwrap();
+    let reply = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n\
+diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+run.sh\n\\ No newline at end of file\n\
+diff --git a/bad b/bad\nnew file mode 120000\n--- /dev/null\n+++ b/bad\n@@ -0,0 +1 @@\n+../../etc/passwd\n\\ No newline at end of file\n";
+    let v = json(&apply(
+        root,
+        &["--no-git", "--format", "json", "--syntax", "diff", "-"],
+        reply,
+    ));
+    assert_eq!(v["tasks"][0]["status"], "SUCCESS", "{v}");
+    assert_eq!(v["tasks"][1]["status"], "SUCCESS", "{v}");
+    assert_eq!(v["tasks"][2]["status"], "ERROR", "{v}");
+    assert_eq!(v["tasks"][2]["operations"][1]["error_type"], "path_escape");
+    let mode = std::fs::metadata(root.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o111, 0);
+    assert_eq!(
+        std::fs::read_link(root.join("link")).unwrap(),
+        Path::new("run.sh")
+    );
+    assert!(
+        std::fs::symlink_metadata(root.join("bad")).is_err(),
+        "the refused link's block is rolled back, its file too"
+    );
+}
