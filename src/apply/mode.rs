@@ -5,12 +5,13 @@
 //! Owns turning a regular file into what the mode says, and the rule that
 //! a link made from a reply points inside the repository: its target,
 //! read from the link's directory, must be a path inside it and outside
-//! `.git` and `.clada` (plan.rs's path rules), or the link is refused.
+//! `.git` and `.clada` (plan.rs's path rules), and reach it through no
+//! other link (which could lead anywhere), or the link is refused.
 
 use crate::plan::{FileMode, RepoPath, repo_path};
 
 use super::exec::{Failure, Outcome};
-use super::files::{FileData, Files};
+use super::files::{Entry, FileData, Files, FilesError};
 
 /// Sets the mode of the regular file at `path`.
 pub fn set_mode<F: Files>(files: &mut F, path: &RepoPath, mode: FileMode) -> Outcome {
@@ -51,16 +52,34 @@ pub fn set_mode<F: Files>(files: &mut F, path: &RepoPath, mode: FileMode) -> Out
             Ok((format!("mode {} ({said})", mode.name()), Vec::new()))
         }
         FileMode::Link => {
-            let target = link_target(path, &file.bytes)?;
+            let (target, resolved) = link_target(path, &file.bytes)?;
+            // Through another link the target could be anywhere.
+            let through = match files.entry(&resolved) {
+                Err(FilesError::Symlink { path }) => Some(path),
+                Ok(Some(Entry::Link)) => Some(resolved.to_string()),
+                _ => None,
+            };
+            if let Some(link) = through {
+                return Err(Failure {
+                    error_type: Some("symlink_not_allowed"),
+                    message: format!(
+                        "{path} cannot be a symbolic link: its target {target:?} is reached through the link {link}; nothing was changed"
+                    ),
+                    details: vec![
+                        "point the link at the file itself, by its path inside the repository"
+                            .to_string(),
+                    ],
+                });
+            }
             files.write_link(path, target)?;
             Ok((format!("made a symbolic link to {target}"), Vec::new()))
         }
     }
 }
 
-/// The target a link at `path` gets from `bytes`, when it stays inside
-/// the repository.
-fn link_target<'b>(path: &RepoPath, bytes: &'b [u8]) -> Result<&'b str, Failure> {
+/// The target a link at `path` gets from `bytes`, and that target as a
+/// path from the root, when it stays inside the repository.
+fn link_target<'b>(path: &RepoPath, bytes: &'b [u8]) -> Result<(&'b str, RepoPath), Failure> {
     let refuse = |error_type: &'static str, why: String| {
         Failure {
         error_type: Some(error_type),
@@ -96,7 +115,7 @@ fn link_target<'b>(path: &RepoPath, bytes: &'b [u8]) -> Result<&'b str, Failure>
         None => target.to_string(),
     };
     match repo_path(&from_root) {
-        Ok(_) => Ok(target),
+        Ok(resolved) => Ok((target, resolved)),
         Err(e) => {
             // The error's text starts with its type, which the report
             // puts in front already.

@@ -111,7 +111,18 @@ diff --git a/old.sh b/new.sh\nold mode 100644\nnew mode 100755\nsimilarity index
 #[test]
 fn a_symbolic_link_out_of_the_repository_is_refused() {
     let dir = repo(&[("a.txt", "a\n")]);
-    for target in ["../outside", "/etc/passwd", "sub/../../x"] {
+    // A link already in the repository that leads out of it: a new link
+    // through it (or to it) leads out too.
+    std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
+    git(dir.path(), &["add", "etc"]);
+    crate::common::commit(dir.path(), &["-q", "-m", "link"]);
+    for target in [
+        "../outside",
+        "/etc/passwd",
+        "sub/../../x",
+        "etc/passwd",
+        "etc",
+    ] {
         let reply = format!(
             "diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+{target}\n\\ No newline at end of file\n"
         );
