@@ -4,7 +4,7 @@
 //! Owns reading file sections (`diff --git` headers with their extended
 //! lines, `---`/`+++` lines) and hunks (`@@ -l,n +l,n @@`). One file is
 //! one task: its hunks an EDIT (`Locate::Unique`: context must match, the
-//! line numbers choose among several matches), `/dev/null` a WRITE or a
+//! line numbers choose among several matches), `/dev/null` a CREATE or a
 //! DELETE, git's `rename from`/`rename to` a MOVE (with the EDIT before
 //! it, as one atomic block). Hunk sizes are recounted from the lines: the
 //! counts in the header are never trusted, as models get them wrong; a
