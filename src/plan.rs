@@ -262,6 +262,51 @@ pub enum Op {
         /// it did.
         final_newline: Option<bool>,
     },
+    /// Creates a file with exactly `content` (no final newline added, no
+    /// line ends converted): a unified diff's new file, a text-editor
+    /// `create`. A path that holds other content is refused; one that
+    /// already holds exactly this content is reported as applied already.
+    Create {
+        path: RepoPath,
+        content: String,
+    },
+    /// Sets what git records of an existing path besides its content: the
+    /// executable bit, or a symbolic link whose target is the content
+    /// (a unified diff's mode lines).
+    Mode {
+        path: RepoPath,
+        mode: FileMode,
+    },
+}
+
+/// The modes of a file git records (a diff's `new mode 100755`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMode {
+    /// `100644`.
+    Regular,
+    /// `100755`.
+    Executable,
+    /// `120000`: a symbolic link; the file's content is its target.
+    Link,
+}
+
+impl FileMode {
+    /// git's octal name (`100644`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileMode::Regular => "100644",
+            FileMode::Executable => "100755",
+            FileMode::Link => "120000",
+        }
+    }
+
+    /// The mode of git's octal name; `None` for any other (a submodule's
+    /// `160000`, a typo).
+    pub fn from_name(name: &str) -> Option<FileMode> {
+        [FileMode::Regular, FileMode::Executable, FileMode::Link]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
 }
 
 /// One change of an EDIT: lines to find, and the lines that replace them.
@@ -443,6 +488,8 @@ impl Op {
             Op::Mkdir { .. } => OpKind::Mkdir,
             Op::Read(_) => OpKind::Read,
             Op::Edit { .. } => OpKind::Edit,
+            Op::Create { .. } => OpKind::Write,
+            Op::Mode { .. } => OpKind::Mode,
         }
     }
 
@@ -454,6 +501,8 @@ impl Op {
             | Op::Delete { path, .. }
             | Op::Insert { path, .. }
             | Op::Edit { path, .. }
+            | Op::Create { path, .. }
+            | Op::Mode { path, .. }
             | Op::Mkdir { path } => vec![path],
             Op::Move { from, to, .. } => vec![from, to],
             Op::Run { dir, .. } => dir.iter().collect(),
@@ -473,6 +522,8 @@ impl Op {
             | Op::Delete { path, .. }
             | Op::Insert { path, .. }
             | Op::Edit { path, .. }
+            | Op::Create { path, .. }
+            | Op::Mode { path, .. }
             | Op::Mkdir { path } => Some(path.to_string()),
             Op::Move { from, to, .. } => Some(format!("{from} -> {to}")),
             Op::Run { script, .. } => first_command(script),
@@ -672,6 +723,16 @@ pub enum Action<'a> {
         locate: Locate,
         final_newline: Option<bool>,
     },
+    /// See [`Op::Create`].
+    Create {
+        path: String,
+        content: Text<'a>,
+    },
+    /// See [`Op::Mode`].
+    Mode {
+        path: String,
+        mode: FileMode,
+    },
     /// An atomic group (a TASKS block); its drafts are its operations.
     Block(Vec<Draft<'a>>),
 }
@@ -746,6 +807,11 @@ impl Action<'_> {
                 locate,
                 final_newline,
             },
+            Action::Create { path, content } => Action::Create {
+                path,
+                content: own(content),
+            },
+            Action::Mode { path, mode } => Action::Mode { path, mode },
             Action::Block(drafts) => {
                 Action::Block(drafts.into_iter().map(Draft::into_owned).collect())
             }
@@ -953,6 +1019,13 @@ fn plan_step(draft: &Draft<'_>, paths: Paths<'_>) -> Result<Step, Skip> {
             locate: *locate,
             final_newline: *final_newline,
         }),
+        Some(Action::Create { path, content }) => path_of(path, File).map(|path| Op::Create {
+            path,
+            content: content.to_string(),
+        }),
+        Some(Action::Mode { path, mode }) => {
+            path_of(path, File).map(|path| Op::Mode { path, mode: *mode })
+        }
         Some(Action::Run { dir, script }) => {
             let dir = match dir {
                 None => Some(None),

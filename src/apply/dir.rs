@@ -143,6 +143,25 @@ impl Files for DirFiles {
         self.write_checked(path, data)
     }
 
+    fn write_link(&mut self, path: &RepoPath, target: &str) -> Result<(), FilesError> {
+        // The file there (if any) is written first, so that the journal
+        // holds it and its directories for a rollback; then it becomes
+        // the link.
+        // A link there is refused (read_checked says so): without git,
+        // a link removed inside a block could not be restored.
+        let before = self.read_checked(path)?;
+        self.write_checked(
+            path,
+            before.unwrap_or(FileData {
+                bytes: Vec::new(),
+                executable: false,
+            }),
+        )?;
+        let full = self.root.join(path.as_str());
+        std::fs::remove_file(&full).map_err(|e| Self::denied(path.as_str(), e))?;
+        std::os::unix::fs::symlink(target, &full).map_err(|e| Self::denied(path.as_str(), e))
+    }
+
     fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
         if path.as_str().is_empty() {
             return Ok(Some(Entry::Dir));
@@ -318,6 +337,11 @@ impl Files for DirFiles {
                 // A removed file's directory may be gone with it.
                 if let Some(parent) = full.parent() {
                     std::fs::create_dir_all(parent)?;
+                }
+                // A link the block made stands there: writing would
+                // follow it.
+                if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink()) {
+                    std::fs::remove_file(&full)?;
                 }
                 std::fs::write(&full, &data.bytes)?;
                 set_executable(&full, data.executable)

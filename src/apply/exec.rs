@@ -247,6 +247,16 @@ fn run_step<F: Workspace>(
             found.fill(&mut report, path);
             outcome
         }
+        Op::Create { path, content } => {
+            let mut already = false;
+            let outcome =
+                super::create::create(files, path, content, options.max_file_size, &mut already);
+            if already {
+                report.already_present = Some(1);
+            }
+            outcome
+        }
+        Op::Mode { path, mode } => super::mode::set_mode(files, path, *mode),
     };
     match outcome {
         Ok((message, details)) => TaskReport {
@@ -740,14 +750,27 @@ fn edit_lines<F: Files>(
             format!("hunk {hunk} of {of}: its lines")
         }
     };
-    match edit(
+    // Hunks that give their line ends (a diff as git prints it for a
+    // CRLF file), or that match a file with `\r` byte for byte, are
+    // written byte for byte (apply/exact.rs).
+    let exact = super::exact::exact_edit(
         &existing.bytes,
         hunks,
         locate,
         final_newline,
         options.max_file_size,
-        look,
-    ) {
+    );
+    let edited = exact.unwrap_or_else(|| {
+        edit(
+            &existing.bytes,
+            hunks,
+            locate,
+            final_newline,
+            options.max_file_size,
+            look,
+        )
+    });
+    match edited {
         Ok(done) if done.bytes == existing.bytes => Ok((
             "nothing changed: the new lines are the same as the lines they replace".to_string(),
             done.notes,

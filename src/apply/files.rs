@@ -116,6 +116,11 @@ pub trait Files {
     /// Creates or replaces the regular file at `path` (parents as needed).
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError>;
 
+    /// Makes `path` a symbolic link to `target`, replacing the regular
+    /// file or link there (parents as needed). The caller has checked
+    /// that the target stays inside the repository.
+    fn write_link(&mut self, path: &RepoPath, target: &str) -> Result<(), FilesError>;
+
     /// What is at `path` (`None`: nothing). A symbolic link at a parent
     /// is an error; at the path itself it is [`Entry::Link`].
     fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError>;

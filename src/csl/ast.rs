@@ -23,6 +23,8 @@ pub enum OpKind {
     Mkdir,
     Read,
     Edit,
+    /// A file's mode (executable bit, symbolic link): a diff's mode lines.
+    Mode,
 }
 
 impl OpKind {
@@ -30,7 +32,7 @@ impl OpKind {
     pub const CSL: [OpKind; 4] = [OpKind::Write, OpKind::Run, OpKind::Search, OpKind::Tasks];
 
     /// Every operation of the plan.
-    pub const ALL: [OpKind; 10] = [
+    pub const ALL: [OpKind; 11] = [
         OpKind::Write,
         OpKind::Run,
         OpKind::Search,
@@ -41,6 +43,7 @@ impl OpKind {
         OpKind::Mkdir,
         OpKind::Read,
         OpKind::Edit,
+        OpKind::Mode,
     ];
 
     /// The name in reports and JSON `type` fields; for the CSL four, the
@@ -57,6 +60,7 @@ impl OpKind {
             OpKind::Mkdir => "MKDIR",
             OpKind::Read => "READ",
             OpKind::Edit => "EDIT",
+            OpKind::Mode => "MODE",
         }
     }
 

@@ -28,6 +28,9 @@ pub struct TreeFiles<'r> {
     /// them, so they live here until a file is written into them (and are
     /// made in the scratch tree for commands).
     dirs: BTreeSet<String>,
+    /// The paths of `changes` written as symbolic links (their content is
+    /// the target): a link is a blob of its own mode in the tree.
+    links: BTreeSet<String>,
     /// The tree the store started from (the snapshot): a path that is not
     /// in it but is on disk is ignored by git (untracked files are in the
     /// snapshot).
@@ -58,6 +61,7 @@ impl<'r> TreeFiles<'r> {
             base_tree,
             changes: BTreeMap::new(),
             dirs: BTreeSet::new(),
+            links: BTreeSet::new(),
             workdir: repo.workdir().map(std::path::Path::to_path_buf),
         })
     }
@@ -177,6 +181,7 @@ impl<'r> TreeFiles<'r> {
         match self.changes.get(path) {
             // Its content is in `changes`: callers read it from there, so
             // the id is never looked up.
+            Some(Some(_)) if self.links.contains(path) => return Ok(Found::Link),
             Some(Some(data)) => {
                 return Ok(Found::File(
                     ObjectId::null(gix::hash::Kind::Sha1),
@@ -300,7 +305,9 @@ impl<'r> TreeFiles<'r> {
                 .repo
                 .write_blob(&data.bytes)
                 .map_err(|e| GitError::op("write a blob", e))?;
-            let kind = if data.executable {
+            let kind = if self.links.contains(path) {
+                EntryKind::Link
+            } else if data.executable {
                 EntryKind::BlobExecutable
             } else {
                 EntryKind::Blob
@@ -326,6 +333,7 @@ impl<'r> TreeFiles<'r> {
         self.base = tree;
         self.changes.clear();
         self.dirs.clear();
+        self.links.clear();
         Ok(())
     }
 }
@@ -439,9 +447,15 @@ impl Files for TreeFiles<'_> {
         ObjectId,
         BTreeMap<String, Option<FileData>>,
         BTreeSet<String>,
+        BTreeSet<String>,
     );
 
     fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+        if self.links.contains(path.as_str()) {
+            return Err(FilesError::Symlink {
+                path: path.to_string(),
+            });
+        }
         match self.changes.get(path.as_str()) {
             Some(Some(data)) => return Ok(Some(data.clone())),
             Some(None) if !self.has_pending_children(path.as_str()) => return Ok(None),
@@ -474,6 +488,11 @@ impl Files for TreeFiles<'_> {
     }
 
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {
+        if self.links.contains(path.as_str()) {
+            return Err(FilesError::Symlink {
+                path: path.to_string(),
+            });
+        }
         if !matches!(self.changes.get(path.as_str()), Some(Some(_))) {
             self.check_parents(path)?;
             match self.found(path.as_str())? {
@@ -509,6 +528,23 @@ impl Files for TreeFiles<'_> {
         Ok(())
     }
 
+    fn write_link(&mut self, path: &RepoPath, target: &str) -> Result<(), FilesError> {
+        // A link replaces a file or a link; anything else is refused as a
+        // write there would be.
+        if matches!(self.found(path.as_str())?, Found::Link) {
+            self.remove(path)?;
+        }
+        self.write(
+            path,
+            FileData {
+                bytes: target.as_bytes().to_vec(),
+                executable: false,
+            },
+        )?;
+        self.links.insert(path.to_string());
+        Ok(())
+    }
+
     fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
         if path.as_str().is_empty() {
             return Ok(Some(Entry::Dir));
@@ -527,6 +563,7 @@ impl Files for TreeFiles<'_> {
         match self.entry(path)? {
             Some(Entry::File | Entry::Link) => {
                 self.changes.insert(path.to_string(), None);
+                self.links.remove(path.as_str());
                 Ok(())
             }
             Some(Entry::Dir) => {
@@ -563,6 +600,7 @@ impl Files for TreeFiles<'_> {
                 break;
             }
             match data {
+                Some(_) if self.links.contains(path) => all.insert(path.clone(), Entry::Link),
                 Some(_) => all.insert(path.clone(), Entry::File),
                 None => all.remove(path),
             };
@@ -611,18 +649,27 @@ impl Files for TreeFiles<'_> {
     }
 
     fn checkpoint(&mut self) -> Self::Checkpoint {
-        (self.base, self.changes.clone(), self.dirs.clone())
+        (
+            self.base,
+            self.changes.clone(),
+            self.dirs.clone(),
+            self.links.clone(),
+        )
     }
 
     fn keep(&mut self, _: Self::Checkpoint) {}
 
-    fn rollback(&mut self, (base, changes, dirs): Self::Checkpoint) -> Result<(), FilesError> {
+    fn rollback(
+        &mut self,
+        (base, changes, dirs, links): Self::Checkpoint,
+    ) -> Result<(), FilesError> {
         // A RUN in the block may have moved the base: go back to the old one.
         if base != self.base {
             self.rebase(base).map_err(Self::store)?;
         }
         self.changes = changes;
         self.dirs = dirs;
+        self.links = links;
         Ok(())
     }
 }

@@ -74,6 +74,10 @@ impl Files for GitWorkspace<'_> {
         self.files.write(path, data)
     }
 
+    fn write_link(&mut self, path: &RepoPath, target: &str) -> Result<(), FilesError> {
+        self.files.write_link(path, target)
+    }
+
     fn entry(&self, path: &RepoPath) -> Result<Option<Entry>, FilesError> {
         self.files.entry(path)
     }

@@ -4,15 +4,24 @@
 //! Owns reading file sections (`diff --git` headers with their extended
 //! lines, `---`/`+++` lines) and hunks (`@@ -l,n +l,n @@`). One file is
 //! one task: its hunks an EDIT (`Locate::Unique`: context must match, the
-//! line numbers choose among several matches), `/dev/null` a WRITE or a
+//! line numbers choose among several matches), `/dev/null` a CREATE or a
 //! DELETE, git's `rename from`/`rename to` a MOVE (with the EDIT before
 //! it, as one atomic block). Hunk sizes are recounted from the lines: the
-//! counts in the header are never trusted, as models get them wrong.
+//! counts in the header are never trusted, as models get them wrong; a
+//! header without numbers (`@@ @@`, aider's udiff) is a hunk found by its
+//! lines alone.
+//!
+//! What a diff says beyond lines is kept, never dropped: a new file is a
+//! CREATE of exactly its lines (refused over other content), mode lines
+//! are a MODE after the section's other operations (executable bit,
+//! `120000` symbolic links), and a hunk whose `@@` line ends with LF but
+//! whose lines end with CRLF gives its line ends (each line keeps its
+//! `\r`: apply/exact.rs matches and writes them byte for byte).
 
 use std::iter::Peekable;
 
 use crate::csl::{DiagnosticKind, OpKind, TaskId};
-use crate::plan::{Action, Draft, Hunk, Locate};
+use crate::plan::{Action, Draft, FileMode, Hunk, Locate};
 
 use super::lines::{Line, Lines};
 use super::{Parsed, Syntax};
@@ -31,6 +40,10 @@ struct Section {
     rename_to: Option<String>,
     new_file: bool,
     deleted: bool,
+    /// From `old mode`/`deleted file mode` and `new mode`/`new file
+    /// mode`, as written (`100755`).
+    old_mode: Option<String>,
+    new_mode: Option<String>,
     binary: bool,
     hunks: Vec<Hunk>,
     /// Whether the file ends without a line end after the edit
@@ -93,7 +106,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             continue;
         };
         if t.starts_with("@@") {
-            read_hunk(&mut lines, line, s);
+            read_hunk(text, &mut lines, line, s);
             continue;
         }
         if s.hunks.is_empty() && s.old.is_none() && header_line(t, s) {
@@ -103,7 +116,44 @@ pub fn parse(text: &str) -> Parsed<'_> {
         r.finish(section.take());
     }
     r.finish(section.take());
+    deletes_first(&mut r.drafts);
     Parsed::read(Syntax::Diff, text, r.drafts, r.diagnostics)
+}
+
+/// Moves a section that deletes a path before an earlier one that
+/// creates a file where the deleted path's directory, or the deleted file,
+/// stood: git sorts `x` before `x/x`, so a directory replaced by a file of
+/// its name comes as "create x" then "delete x/x", and `git apply` deletes
+/// first. Task numbers stay those of the document.
+fn deletes_first(drafts: &mut Vec<Draft<'_>>) {
+    fn created<'d>(draft: &'d Draft<'_>) -> Vec<&'d str> {
+        match &draft.action {
+            Some(Action::Create { path, .. }) => vec![path.as_str()],
+            Some(Action::Move { to, .. }) => vec![to.as_str()],
+            Some(Action::Block(ops)) => ops.iter().flat_map(created).collect(),
+            _ => Vec::new(),
+        }
+    }
+    let nested = |a: &str, b: &str| {
+        let under = |inner: &str, outer: &str| {
+            inner.len() > outer.len()
+                && inner.starts_with(outer)
+                && inner.as_bytes()[outer.len()] == b'/'
+        };
+        under(a, b) || under(b, a)
+    };
+    for i in 1..drafts.len() {
+        let Some(Action::Delete { path: gone, .. }) = &drafts[i].action else {
+            continue;
+        };
+        let at = drafts[..i]
+            .iter()
+            .position(|d| created(d).iter().any(|made| nested(made, gone)));
+        if let Some(at) = at {
+            let draft = drafts.remove(i);
+            drafts.insert(at, draft);
+        }
+    }
 }
 
 /// git's extended header lines between `diff --git` and `---`.
@@ -112,10 +162,16 @@ fn header_line(t: &str, s: &mut Section) -> bool {
         s.rename_from = Some(unquote(from));
     } else if let Some(to) = t.strip_prefix("rename to ") {
         s.rename_to = Some(unquote(to));
-    } else if t.starts_with("new file mode ") {
+    } else if let Some(mode) = t.strip_prefix("new file mode ") {
         s.new_file = true;
-    } else if t.starts_with("deleted file mode ") {
+        s.new_mode = Some(mode.trim().to_string());
+    } else if let Some(mode) = t.strip_prefix("deleted file mode ") {
         s.deleted = true;
+        s.old_mode = Some(mode.trim().to_string());
+    } else if let Some(mode) = t.strip_prefix("old mode ") {
+        s.old_mode = Some(mode.trim().to_string());
+    } else if let Some(mode) = t.strip_prefix("new mode ") {
+        s.new_mode = Some(mode.trim().to_string());
     } else if t.starts_with("Binary files ") || t == "GIT binary patch" {
         s.binary = true;
     } else {
@@ -123,8 +179,6 @@ fn header_line(t: &str, s: &mut Section) -> bool {
             "index ",
             "similarity index ",
             "dissimilarity index ",
-            "old mode ",
-            "new mode ",
             "copy from ",
             "copy to ",
         ]
@@ -219,13 +273,32 @@ fn hunk_header(header: &str) -> Option<(u32, (usize, usize))> {
     Some((start, (count(old)?, count(&rest[..end])?)))
 }
 
+/// Whether a hunk header carries no line numbers at all (`@@ @@`, `@@ ...
+/// @@`, as aider's udiff writes them): not an attempt at `@@ -l +l @@`.
+fn numberless(header: &str) -> bool {
+    let rest = header.trim_start_matches('@').trim_start();
+    !rest.starts_with(['-', '+'])
+}
+
+/// The text of `line` as the reply has it, with a `\r` before its `\n`
+/// (the line end itself left out).
+fn with_cr<'t>(text: &'t str, line: &Line<'t>) -> &'t str {
+    let raw = &text[line.start..line.next];
+    raw.strip_suffix('\n').unwrap_or(raw)
+}
+
 /// Reads a hunk's lines after its `@@` header (`at`): context, removed
 /// and added lines, up to the first line that is none of them. Blank
 /// lines count as blank context lines (models drop the space) unless
 /// nothing of the hunk follows them.
-fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section) {
+fn read_hunk<'t>(text: &'t str, lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section) {
     let start = hunk_start(at.text);
-    if start.is_none() {
+    // A header that ends with LF, above lines that end with CRLF: the
+    // diff gives each line's end (git prints a CRLF file's lines so), and
+    // the lines keep their `\r`. A reply whose every line ends with CRLF
+    // (a header too) was saved so: its `\r` are not the file's.
+    let gives_ends = !with_cr(text, &at).ends_with('\r');
+    if start.is_none() && !numberless(at.text) {
         s.problems.push((
             at.no,
             format!(
@@ -246,7 +319,7 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
     // is not the hunk's. Where they do not add up, the lines decide.
     let counts = hunk_header(at.text).map(|(_, counts)| counts);
     let (mut old_seen, mut new_seen) = (0, 0);
-    while let Some(next) = lines.peek() {
+    while let Some(&next) = lines.peek() {
         let t = next.text;
         if counts == Some((old_seen, new_seen)) && blanks == 0 && (t.is_empty() || t == "-- ") {
             break;
@@ -293,6 +366,11 @@ fn read_hunk<'t>(lines: &mut Peekable<Lines<'t>>, at: Line<'t>, s: &mut Section)
                 s.no_newline_new = false;
             }
         }
+        let body = if gives_ends {
+            &with_cr(text, &next)[1..]
+        } else {
+            body
+        };
         hunk.push(side, body);
         last_side = side;
         lines.next();
@@ -343,16 +421,42 @@ impl Reader<'_> {
                 "a binary diff cannot be applied from a reply".to_string(),
             ));
         }
+        // The mode the file ends with, when the section changes it (a new
+        // file's 100644 is what a CREATE makes anyway).
+        let mode = match (&s.old_mode, &s.new_mode) {
+            _ if deletes => None,
+            (_, None) => None,
+            (old, Some(new)) if old.as_ref() == Some(new) => None,
+            (_, Some(new)) => match FileMode::from_name(new) {
+                Some(FileMode::Regular) if creates => None,
+                Some(mode) => Some(mode),
+                None => {
+                    problems.push((
+                        s.line,
+                        format!(
+                            "the mode {new} cannot be applied (100644, 100755 and 120000 can; a submodule cannot be changed from a reply)"
+                        ),
+                    ));
+                    None
+                }
+            },
+        };
         let final_newline = match (s.no_newline_old, s.no_newline_new) {
             (_, true) => Some(false),
             (true, false) => Some(true),
             _ => None,
         };
         let target = new_path.clone().or_else(|| old_path.clone());
-        let action = if !problems.is_empty() {
-            None
+        let sub = |n: usize| TaskId {
+            top: task.top,
+            sub: Some(n as u32),
+        };
+        // The section's operations, in order; several are one atomic block.
+        let mut ops: Vec<(OpKind, Action<'_>)> = Vec::new();
+        if !problems.is_empty() {
+            // Nothing is built: the section is skipped with its problems.
         } else if creates {
-            new_path.clone().map(|path| {
+            if let Some(path) = new_path.clone() {
                 let mut content: String = s
                     .hunks
                     .iter()
@@ -362,25 +466,24 @@ impl Reader<'_> {
                 if final_newline == Some(false) {
                     content.pop();
                 }
-                (
+                ops.push((
                     OpKind::Write,
-                    Action::Write {
+                    Action::Create {
                         path,
                         content: content.into(),
-                        append: false,
                     },
-                )
-            })
+                ));
+            }
         } else if deletes {
-            old_path.clone().map(|path| {
-                (
+            if let Some(path) = old_path.clone() {
+                ops.push((
                     OpKind::Delete,
                     Action::Delete {
                         path,
                         recursive: false,
                     },
-                )
-            })
+                ));
+            }
         } else {
             match (&old_path, &new_path) {
                 // Only git's rename lines move a file: `diff -u a.orig a`
@@ -388,15 +491,8 @@ impl Reader<'_> {
                 (Some(from), Some(to))
                     if s.rename_from.is_some() && s.rename_to.is_some() && from != to =>
                 {
-                    let mut ops = Vec::new();
-                    let sub = |n: u32| TaskId {
-                        top: task.top,
-                        sub: Some(n),
-                    };
                     if !s.hunks.is_empty() {
-                        ops.push(Draft::new(
-                            sub(1),
-                            s.line,
+                        ops.push((
                             OpKind::Edit,
                             Action::Edit {
                                 path: from.clone(),
@@ -406,9 +502,7 @@ impl Reader<'_> {
                             },
                         ));
                     }
-                    ops.push(Draft::new(
-                        sub(ops.len() as u32 + 1),
-                        s.line,
+                    ops.push((
                         OpKind::Move,
                         Action::Move {
                             from: from.clone(),
@@ -416,25 +510,42 @@ impl Reader<'_> {
                             overwrite: false,
                         },
                     ));
-                    Some((OpKind::Tasks, Action::Block(ops)))
                 }
-                (_, Some(path)) if !s.hunks.is_empty() => Some((
+                (_, Some(path)) if !s.hunks.is_empty() => ops.push((
                     OpKind::Edit,
                     Action::Edit {
                         path: path.clone(),
-                        hunks: s.hunks,
+                        hunks: s.hunks.clone(),
                         locate: Locate::Unique,
                         final_newline,
                     },
                 )),
+                (_, Some(_)) if mode.is_some() => {}
                 _ => {
                     problems.push((
                         s.line,
-                        "the file section has no hunks, and creates, deletes or renames nothing (a mode change alone is not applied)".to_string(),
+                        "the file section has no hunks, and creates, deletes, renames or changes the mode of nothing".to_string(),
                     ));
-                    None
                 }
             }
+        }
+        if problems.is_empty()
+            && let (Some(mode), Some(path)) = (mode, new_path.clone())
+        {
+            ops.push((OpKind::Mode, Action::Mode { path, mode }));
+        }
+        let action = match ops.len() {
+            0 => None,
+            1 => ops.pop(),
+            _ => Some((
+                OpKind::Tasks,
+                Action::Block(
+                    ops.into_iter()
+                        .enumerate()
+                        .map(|(i, (kind, action))| Draft::new(sub(i + 1), s.line, kind, action))
+                        .collect(),
+                ),
+            )),
         };
         if action.is_none() && problems.is_empty() {
             problems.push((
@@ -512,10 +623,9 @@ mod tests {
         let got = actions(text);
         assert_eq!(
             got[0],
-            Some(Action::Write {
+            Some(Action::Create {
                 path: "new.txt".into(),
                 content: "one\ntwo".into(),
-                append: false
             })
         );
         assert_eq!(
@@ -525,11 +635,9 @@ mod tests {
                 recursive: false
             })
         );
-        let Some(Action::Block(ops)) = &got[2] else {
-            panic!("{:?}", got[2]);
-        };
+        // A rename alone is one MOVE; with hunks, a block (see below).
         assert_eq!(
-            ops[0].action,
+            got[2],
             Some(Action::Move {
                 from: "x.rs".into(),
                 to: "y.rs".into(),
@@ -575,7 +683,8 @@ mod tests {
 
     #[test]
     fn a_broken_hunk_header_skips_its_file_only() {
-        let text = "--- a/x\n+++ b/x\n@@ bad @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+        let text =
+            "--- a/x\n+++ b/x\n@@ -1,x +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
         let parsed = parse(text);
         let ok: Vec<bool> = parsed.drafts.iter().map(|d| d.action.is_some()).collect();
         assert_eq!(ok, [false, true]);
@@ -583,8 +692,90 @@ mod tests {
     }
 
     #[test]
+    fn hunks_without_numbers_are_found_by_their_lines() {
+        let text = "```diff\n--- a/x.py\n+++ b/x.py\n@@ @@\n def f():\n-    a\n+    b\n@@ ... @@\n-c\n+d\n```\n";
+        let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
+            panic!("{:?}", actions(text));
+        };
+        assert_eq!(hunks.len(), 2);
+        assert_eq!((hunks[0].line, hunks[1].line), (None, None));
+        assert_eq!(hunks[1].old_lines(), ["c"]);
+    }
+
+    #[test]
+    fn crlf_lines_under_an_lf_header_keep_their_line_ends() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+b\n";
+        let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
+            panic!();
+        };
+        assert_eq!(hunks[0].old_lines(), ["a\r", "b\r"]);
+        assert_eq!(hunks[0].new_lines(), ["a\r", "b"]);
+        // A reply saved with CRLF throughout says nothing of line ends.
+        let text = "--- a/x\r\n+++ b/x\r\n@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+c\r\n";
+        let Some(Action::Edit { hunks, .. }) = &actions(text)[0] else {
+            panic!();
+        };
+        assert_eq!(hunks[0].old_lines(), ["a", "b"]);
+    }
+
+    #[test]
+    fn mode_lines_become_mode_operations() {
+        let text = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n\
+diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+run.sh\n\\ No newline at end of file\n\
+diff --git a/m b/m\nold mode 100755\nnew mode 100644\n--- a/m\n+++ b/m\n@@ -1 +1 @@\n-a\n+b\n\
+diff --git a/s b/s\nnew mode 160000\n";
+        let got = actions(text);
+        assert_eq!(
+            got[0],
+            Some(Action::Mode {
+                path: "run.sh".into(),
+                mode: FileMode::Executable
+            })
+        );
+        let Some(Action::Block(ops)) = &got[1] else {
+            panic!("{:?}", got[1]);
+        };
+        assert_eq!(
+            ops[0].action,
+            Some(Action::Create {
+                path: "l".into(),
+                content: "run.sh".into()
+            })
+        );
+        assert_eq!(
+            ops[1].action,
+            Some(Action::Mode {
+                path: "l".into(),
+                mode: FileMode::Link
+            })
+        );
+        let Some(Action::Block(ops)) = &got[2] else {
+            panic!("{:?}", got[2]);
+        };
+        assert!(matches!(ops[0].action, Some(Action::Edit { .. })));
+        assert_eq!(
+            ops[1].action,
+            Some(Action::Mode {
+                path: "m".into(),
+                mode: FileMode::Regular
+            })
+        );
+        // A mode that cannot be applied refuses the section, never drops.
+        assert_eq!(got[3], None);
+    }
+
+    #[test]
+    fn a_directory_deleted_for_a_file_of_its_name_goes_first() {
+        let text = "--- /dev/null\n+++ b/y\n@@ -0,0 +1 @@\n+f\n--- a/y/y\n+++ /dev/null\n@@ -1 +0,0 @@\n-f\n";
+        let drafts = parse(text).drafts;
+        let order: Vec<u32> = drafts.iter().map(|d| d.task.top).collect();
+        assert_eq!(order, [2, 1]);
+        assert!(matches!(drafts[0].action, Some(Action::Delete { .. })));
+    }
+
+    #[test]
     fn every_prefix_parses_without_panic() {
-        let text = "diff --git \"a/x y\" \"b/x y\"\nrename from \"a\\303\\251\"\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\n+é\r\n\\ No newline at end of file\n@@ -x @@\n--- /dev/null\n+++ /dev/null\n";
+        let text = "diff --git \"a/x y\" \"b/x y\"\nrename from \"a\\303\\251\"\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\n+é\r\n\\ No newline at end of file\n@@ -x @@\n--- /dev/null\n+++ /dev/null\ndiff --git a/l b/l\nold mode 100644\nnew mode 120000\nnew file mode 160000\n--- a/l\n+++ b/l\n@@ @@\n é\r\n-\r\n+x\n@@ ... @@\r\n+y\r\n";
         crate::syntax::every_prefix_parses(text, parse, |_, _| {});
     }
 }

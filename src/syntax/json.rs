@@ -249,6 +249,8 @@ impl<'t> Reader<'t> {
             "mkdir" => OpKind::Mkdir,
             "read" => OpKind::Read,
             "edit" => OpKind::Edit,
+            "create" => OpKind::Write,
+            "mode" => OpKind::Mode,
             "tasks" => OpKind::Tasks,
             other => {
                 return self.invalid(
@@ -303,6 +305,21 @@ impl<'t> Reader<'t> {
                     path: f.string("path")?,
                 },
                 "read" => f.read()?,
+                "create" => Action::Create {
+                    path: f.string("path")?,
+                    content: f.string("content")?.into(),
+                },
+                "mode" => Action::Mode {
+                    path: f.string("path")?,
+                    mode: {
+                        let name = f.string("mode")?;
+                        crate::plan::FileMode::from_name(&name).ok_or_else(|| {
+                            format!(
+                                "\"mode\" {name:?} is not one of \"100644\", \"100755\", \"120000\""
+                            )
+                        })?
+                    },
+                },
                 "edit" => Action::Edit {
                     path: f.string("path")?,
                     hunks: hunks_of(f.map.get("hunks"))?,
@@ -431,12 +448,13 @@ impl<'t> Reader<'t> {
         };
         let built: Result<(OpKind, Action<'static>), String> = (|| {
             Ok(match command {
+                // Anthropic's reference tool refuses to create over an
+                // existing file, and writes file_text as it is.
                 "create" => (
                     OpKind::Write,
-                    Action::Write {
+                    Action::Create {
                         path: f.string("path")?,
                         content: f.string("file_text")?.into(),
-                        append: false,
                     },
                 ),
                 "str_replace" => (
@@ -976,7 +994,7 @@ impl Fields<'_> {
     }
 }
 
-const OP_FORMS: &str = "each operation is an object with \"op\": write, search, edit, run, delete, move, insert, mkdir, read or tasks (git clada prompt --syntax json lists their fields)";
+const OP_FORMS: &str = "each operation is an object with \"op\": write, create, search, edit, mode, run, delete, move, insert, mkdir, read or tasks (git clada prompt --syntax json lists their fields)";
 const TOOL_FORMS: &str = "a text-editor call is {\"command\": \"create\" | \"str_replace\" | \"insert\" | \"view\", \"path\": …} with file_text, old_str/new_str or insert_line/new_str";
 const CML_FORMS: &str = "a CML task is {\"action\": \"edit\", \"path\", \"find\", \"replace\"}, {\"action\": \"write\", \"path\", \"content\"}, {\"action\": \"run\", \"cmd\"}, {\"action\": \"move\", \"from\", \"to\"} or {\"action\": \"remove\", \"path\"}";
 const CSL_TREE_FORM: &str = "each operation of the parse output is {\"type\": \"WRITE\" | \"SEARCH\" | \"RUN\" | \"TASKS\", \"attrs\": {…}, …} as git clada parse --format json prints it";
@@ -1001,6 +1019,12 @@ fn op_form(name: &str) -> &'static str {
             "{\"op\": \"insert\", \"path\": \"a.txt\", \"line\": 3, \"text\": \"…\"} (after line 3; 0 is the top)"
         }
         "mkdir" => "{\"op\": \"mkdir\", \"path\": \"docs\"}",
+        "create" => {
+            "{\"op\": \"create\", \"path\": \"new.txt\", \"content\": \"…\"} (exactly these bytes; refused when the file exists with other content)"
+        }
+        "mode" => {
+            "{\"op\": \"mode\", \"path\": \"run.sh\", \"mode\": \"100755\"} (\"100644\", \"100755\", or \"120000\": a symbolic link to the file's content)"
+        }
         "read" => {
             "{\"op\": \"read\", \"paths\": [\"a.txt\"]}, {\"op\": \"read\", \"list\": \"src\"}, {\"op\": \"read\", \"grep\": \"fn main\", \"path\": \"src\", \"include\": \"*.rs\"} or {\"op\": \"read\", \"glob\": \"**/*.md\", \"base\": \"\"}"
         }
@@ -1039,6 +1063,8 @@ impl serde::Serialize for OpForm<'_> {
                 | Action::Glob { .. },
             ) => "read".into(),
             Some(Action::Edit { .. }) => "edit".into(),
+            Some(Action::Create { .. }) => "create".into(),
+            Some(Action::Mode { .. }) => "mode".into(),
             Some(Action::Block(_)) => "tasks".into(),
         };
         map.serialize_entry("op", &op)?;
@@ -1133,6 +1159,14 @@ impl serde::Serialize for OpForm<'_> {
                     map.serialize_entry("final_newline", eol)?;
                 }
             }
+            Some(Action::Create { path, content }) => {
+                map.serialize_entry("path", path)?;
+                map.serialize_entry("content", content)?;
+            }
+            Some(Action::Mode { path, mode }) => {
+                map.serialize_entry("path", path)?;
+                map.serialize_entry("mode", mode.name())?;
+            }
             Some(Action::Block(children)) => {
                 let children: Vec<OpForm<'_>> = children.iter().map(OpForm).collect();
                 map.serialize_entry("ops", &children)?;
@@ -1175,13 +1209,22 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
     };
     let lines = |v: Option<&Value>| -> Result<Vec<String>, String> {
         match v {
-            // A string holding line breaks is that many lines.
+            // A string holding line breaks is that many lines. A `\r`
+            // that ends a whole string is the line's own (a diff that
+            // gives its line ends; see apply/exact.rs), not a break.
             Some(Value::Array(lines)) => lines
                 .iter()
                 .map(|l| {
                     l.as_str().map(|l| {
-                        l.split('\n')
-                            .map(|part| part.strip_suffix('\r').unwrap_or(part).to_owned())
+                        let parts: Vec<&str> = l.split('\n').collect();
+                        let last = parts.len() - 1;
+                        parts
+                            .iter()
+                            .enumerate()
+                            .map(|(i, part)| match part.strip_suffix('\r') {
+                                Some(cut) if i < last => cut.to_owned(),
+                                _ => (*part).to_owned(),
+                            })
                             .collect::<Vec<_>>()
                     })
                 })

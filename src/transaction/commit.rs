@@ -253,6 +253,7 @@ fn post_message(reports: &[TaskReport], tally: Tally, reply_blob: ObjectId) -> S
                 OpKind::Delete => "delete",
                 OpKind::Move => "move",
                 OpKind::Insert | OpKind::Edit => "edit",
+                OpKind::Mode => "set the mode of",
                 // Neither changes a file git keeps.
                 OpKind::Read | OpKind::Mkdir => return,
                 _ if t.message.starts_with("created") => "create",

@@ -5,6 +5,7 @@
 //! setting or clock can change a result.
 
 mod apply;
+mod apply_diff;
 // Crashes are made at fault points, which only a debug build has
 // (src/fault.rs): `cargo test --release` leaves these out.
 #[cfg(debug_assertions)]
