@@ -100,6 +100,14 @@ pub enum EditError {
         of: usize,
         line: u32,
     },
+    /// The file indents with tabs only, hunk `hunk` adds lines indented
+    /// with spaces, and none of its lines shows how the reply writes a
+    /// tab (found at `line`).
+    SpacesForTabs {
+        hunk: usize,
+        of: usize,
+        line: u32,
+    },
     /// Two hunks found on the same lines (the later one's at `line`).
     Overlap {
         line: u32,
@@ -296,6 +304,14 @@ pub fn edit(
         cursor = f.next.unwrap_or(f.start + f.len);
         found.push(f);
     }
+    retab_by_example(&lines, &shapes, &mut found);
+    if let Some((i, line)) = spaces_in_a_tab_file(&lines, &shapes, &found) {
+        return Err(EditError::SpacesForTabs {
+            hunk: i + 1,
+            of: hunks.len(),
+            line: line as u32 + 1,
+        });
+    }
     let starts: Vec<u32> = found.iter().map(|f| f.start as u32 + 1).collect();
     let notes: Vec<String> = found
         .iter()
@@ -335,6 +351,131 @@ pub fn edit(
         lines: starts,
         notes,
     })
+}
+
+/// A reply that wrote the file's tabs as spaces where a hunk's lines show
+/// it (a loose match whose indentation maps spaces onto tabs) wrote them
+/// so everywhere: the added lines of the EDIT's other hunks, whose own
+/// lines say nothing of the file's indentation (none is indented, or they
+/// matched exactly), get the file's tabs the same way.
+fn retab_by_example(lines: &Lines<'_>, shapes: &[Shape<'_>], found: &mut [Found]) {
+    let proof = |f: &Found, shape: &Shape<'_>| -> Option<Indent> {
+        if !matches!(
+            f.step,
+            Step::Indent | Step::Trim | Step::Punctuation | Step::Fuzz
+        ) || f.len != shape.old.len()
+        {
+            return None;
+        }
+        let pairs = (0..f.len)
+            .map(|k| (shape.old[k], lines.line(f.start + k)))
+            .filter(|(p, l)| p.trim() == l.trim());
+        Indent::fit(pairs)
+    };
+    let Some((width, example)) = found
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .find_map(|(i, (f, s))| {
+            proof(f, s)
+                .and_then(|indent| indent.tabs_for_spaces())
+                .map(|w| (w, i))
+        })
+    else {
+        return;
+    };
+    for (i, (f, shape)) in found.iter_mut().zip(shapes).enumerate() {
+        if i == example || f.new.len() != shape.new.len() {
+            continue;
+        }
+        // Hunks whose matched lines show the file's indentation were
+        // written in it already.
+        let shown = (0..f.len).any(|k| {
+            let l = lines.line(f.start + k);
+            !l.trim().is_empty() && !super::loose::lead(l).is_empty()
+        });
+        if shown {
+            continue;
+        }
+        let kept = shape.kept();
+        let mut changed = 0;
+        for (k, l) in f.new.iter_mut().enumerate() {
+            if kept[k].is_some() {
+                continue;
+            }
+            let ws = super::loose::lead(l);
+            if ws.is_empty() || ws.contains('\t') || l.trim().is_empty() {
+                continue;
+            }
+            let n = ws.len();
+            *l = format!(
+                "{}{}{}",
+                "\t".repeat(n / width),
+                " ".repeat(n % width),
+                &l[n..]
+            );
+            changed += 1;
+        }
+        if changed > 0 {
+            let note = format!(
+                "its new lines were indented with spaces, where hunk {} showed this reply writes the file's tabs as {width} spaces: they were written with tabs",
+                example + 1
+            );
+            f.note = Some(match f.note.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
+}
+
+/// The first hunk (index, and its 0-based line) that adds lines indented
+/// with spaces to a file indented with tabs alone, where its matched lines
+/// show no indentation to tell how this reply writes a tab: writing them
+/// as sent would put spaces in a tab file, converting them a guess at the
+/// width.
+fn spaces_in_a_tab_file(
+    lines: &Lines<'_>,
+    shapes: &[Shape<'_>],
+    found: &[Found],
+) -> Option<(usize, usize)> {
+    let spaced = |l: &str| {
+        let ws = super::loose::lead(l);
+        !ws.is_empty() && !ws.contains('\t') && !l.trim().is_empty()
+    };
+    let suspects: Vec<usize> = found
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .filter(|(_, (f, shape))| {
+            let shown = (0..f.len).any(|k| {
+                let l = lines.line(f.start + k);
+                !l.trim().is_empty() && !super::loose::lead(l).is_empty()
+            });
+            let kept = shape.kept();
+            !shown
+                && f.new.len() == shape.new.len()
+                && f.new
+                    .iter()
+                    .enumerate()
+                    .any(|(k, l)| kept[k].is_none() && spaced(l))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let first = *suspects.first()?;
+    let indented = (0..lines.len())
+        .map(|i| lines.line(i))
+        .filter(|l| !l.trim().is_empty() && !super::loose::lead(l).is_empty());
+    let (mut tabs, mut all) = (0, 0);
+    for l in indented {
+        all += 1;
+        if l.starts_with('\t') {
+            tabs += 1;
+        } else {
+            return None;
+        }
+    }
+    (all >= 3 && tabs == all).then(|| (first, found[first].start))
 }
 
 enum Miss {
@@ -1378,5 +1519,54 @@ mod tests {
         second.line = Some(7 + 3);
         let (out, _) = run(file, &[first, second], Locate::Unique).unwrap();
         assert_eq!(out, "X\n1\n2\nx\n3\n4\nEND\n");
+    }
+
+    #[test]
+    fn tabs_shown_as_spaces_by_one_hunk_are_tabs_in_the_others() {
+        // Hunk 1's lines are not indented: nothing in it says the file
+        // indents with tabs; hunk 2 shows the reply writes a tab as 4
+        // spaces.
+        let file = "package a\n\nfunc init() {\n}\n\nfunc f() {\n\tx()\n}\n";
+        let one = tagged(&[
+            (' ', "package a"),
+            (' ', ""),
+            ('-', "func init() {"),
+            ('+', "func init() {"),
+            ('+', "    y()"),
+        ]);
+        let two = tagged(&[(' ', "func f() {"), ('-', "    x()"), ('+', "    z()")]);
+        let (out, notes) = run(file, &[one.clone(), two], Locate::Unique).unwrap();
+        assert_eq!(
+            out,
+            "package a\n\nfunc init() {\n\ty()\n}\n\nfunc f() {\n\tz()\n}\n"
+        );
+        assert!(notes[0].contains("hunk 2 showed"), "{notes:?}");
+        // Alone, hunk 1 is written as the reply has it.
+        let (out, _) = run(file, &[one], Locate::Unique).unwrap();
+        assert!(out.contains("\n    y()\n"), "{out}");
+    }
+
+    #[test]
+    fn spaces_added_to_a_tab_file_with_nothing_to_show_the_width_are_refused() {
+        let file = "package a\n\nfunc f() {\n\tx()\n\ty()\n\tz()\n}\n\nfunc init() {\n}\n";
+        let h = tagged(&[(' ', "func init() {"), ('+', "    w()"), (' ', "}")]);
+        let err = run(file, &[h], Locate::Unique).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EditError::SpacesForTabs {
+                    hunk: 1,
+                    line: 9,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // With tabs it lands; in a file indented with spaces too.
+        let h = tagged(&[(' ', "func init() {"), ('+', "\tw()"), (' ', "}")]);
+        assert!(run(file, &[h], Locate::Unique).is_ok());
+        let spaces = file.replace("\tx", "    x");
+        let h = tagged(&[(' ', "func init() {"), ('+', "    w()"), (' ', "}")]);
+        assert!(run(&spaces, &[h], Locate::Unique).is_ok());
     }
 }

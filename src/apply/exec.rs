@@ -829,6 +829,17 @@ fn edit_lines<F: Files>(
                         "copy the lines to change from the file with their indentation exactly as it is now".to_string(),
                     ],
                 ),
+                EditError::SpacesForTabs { hunk, of, line } => (
+                    format!(
+                        "{}the file indents with tabs only, the new lines (at line {line}) with spaces, and none of the lines around them shows how many spaces stand for a tab; nothing was changed",
+                        if of == 1 {
+                            String::new()
+                        } else {
+                            format!("hunk {hunk} of {of}: ")
+                        },
+                    ),
+                    vec!["indent the new lines with tabs, as the file does".to_string()],
+                ),
                 EditError::TooLarge { size, max } => (
                     format!("the edit would make the file {size} bytes; the limit is {max} bytes"),
                     Vec::new(),

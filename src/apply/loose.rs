@@ -110,6 +110,9 @@ pub struct Indent {
     width: usize,
     /// File columns minus hunk columns, the same on every matched line.
     delta: i64,
+    /// Whether the hunk's blank lines with blanks on them are shifted
+    /// with the rest.
+    blank_shift: bool,
     /// Whether the file's matched lines indent with tabs (`None`: none of
     /// them is indented, so nothing says).
     file_tabs: Option<bool>,
@@ -121,6 +124,9 @@ impl Indent {
     /// The mapping the pairs (hunk line, file line) agree on, or `None`
     /// when they do not agree on one shift. Blank lines say nothing.
     pub fn fit<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Option<Indent> {
+        let pairs_blank = pairs.clone().filter(|(p, f)| {
+            p.trim().is_empty() && f.trim().is_empty() && !(p.is_empty() && f.is_empty())
+        });
         let nonblank = pairs.filter(|(p, f)| !p.trim().is_empty() && !f.trim().is_empty());
         'width: for width in TAB_WIDTHS {
             let mut delta = None;
@@ -146,9 +152,18 @@ impl Indent {
                     file_tabs = Some(tabs);
                 }
             }
+            let delta = delta.unwrap_or(0);
+            // Blank lines with blanks on them are shifted too only where
+            // the hunk's own show it (a reply that indents its lines
+            // seldom indents its blank ones).
+            let blank_shift = delta != 0
+                && pairs_blank.clone().any(|(p, f)| {
+                    p != f && columns(f, width) as i64 - columns(p, width) as i64 == delta
+                });
             return Some(Indent {
                 width,
-                delta: delta.unwrap_or(0),
+                delta,
+                blank_shift,
                 // Mixed in the file: what the hunk writes is kept where
                 // the mapping does not say.
                 file_tabs: if mixed { None } else { file_tabs },
@@ -175,6 +190,22 @@ impl Indent {
             .any(|(p, f)| p.contains('\t') != f.contains('\t') && !p.is_empty() && !f.is_empty())
     }
 
+    /// The tab width, when the hunk's lines indent with spaces only where
+    /// the file's indent with tabs only.
+    pub fn tabs_for_spaces(&self) -> Option<usize> {
+        let indented: Vec<&(String, String)> = self
+            .seen
+            .iter()
+            .filter(|(p, f)| !p.is_empty() || !f.is_empty())
+            .collect();
+        (self.file_tabs == Some(true)
+            && !indented.is_empty()
+            && indented
+                .iter()
+                .all(|(p, f)| !p.contains('\t') && f.starts_with('\t')))
+        .then_some(self.width)
+    }
+
     /// An added line in the file's indentation, or `None` when the shift
     /// would take it left of the margin.
     pub fn render(&self, line: &str) -> Option<String> {
@@ -185,10 +216,9 @@ impl Indent {
         }
         let col = columns(ws, self.width) as i64 + self.delta;
         if rest.is_empty() {
-            // A blank line with blanks on it: shifted when the shift
-            // leaves some, else as written (a reply that indents its
-            // lines seldom indents its blank ones).
-            return Some(if col > 0 {
+            // A blank line with blanks on it: as written, unless the
+            // hunk's blank lines show they were shifted too.
+            return Some(if self.blank_shift && col >= 0 {
                 self.spaces(col as usize, ws)
             } else {
                 line.to_string()
@@ -256,8 +286,11 @@ mod tests {
             Some("            d")
         );
         assert_eq!(i.render("  e"), None);
-        assert_eq!(i.render("    ").as_deref(), Some(""));
-        assert_eq!(i.render("  ").as_deref(), Some("  "));
+        // Blank lines are not shifted unless the hunk's show it.
+        assert_eq!(i.render("    ").as_deref(), Some("    "));
+        let pairs = [("        a", "    a"), ("      ", "  ")];
+        let i = Indent::fit(pairs.iter().copied()).unwrap();
+        assert_eq!(i.render("      ").as_deref(), Some("  "));
     }
 
     #[test]

@@ -221,7 +221,12 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     };
     // A blank line before REPLACE leaves a trailing empty line: it is not
     // a line that must match.
-    let pattern: Vec<&str> = search.pattern.trim_end_matches('\n').split('\n').collect();
+    let pattern: Vec<&str> = search
+        .pattern
+        .strip_suffix('\n')
+        .unwrap_or(search.pattern)
+        .split('\n')
+        .collect();
     // Whole lines are replaced without their last line end, so a
     // replacement that ends in one (like the pattern did) drops it.
     let replacement_text = match search.pattern.ends_with('\n') {

@@ -15,8 +15,9 @@ pub enum Damage {
     Indent,
     /// Each tab of every hunk line's leading whitespace four spaces.
     Tabs,
-    /// One kept line (chosen from the commit id) with one of its non-blank
-    /// characters dropped.
+    /// One kept line (chosen from the commit id, among those with two
+    /// non-blank characters or more) with one of its non-blank characters
+    /// dropped.
     Ctx,
 }
 
@@ -86,9 +87,17 @@ pub fn apply(damage: Damage, hunks: &mut [Vec<(u8, Vec<u8>)>], seed: u64) -> boo
             let mut candidates = Vec::new();
             for (h, lines) in hunks.iter().enumerate() {
                 for (i, (tag, text)) in lines.iter().enumerate() {
+                    // Two visible characters at least: a one-character
+                    // line (`}`) without it is a blank line, another line
+                    // altogether rather than a damaged copy of this one.
                     if *tag == b' '
                         && std::str::from_utf8(body(text).0).is_ok()
-                        && body(text).0.iter().any(|c| !c.is_ascii_whitespace())
+                        && body(text)
+                            .0
+                            .iter()
+                            .filter(|c| !c.is_ascii_whitespace())
+                            .count()
+                            >= 2
                     {
                         candidates.push((h, i));
                     }
@@ -113,4 +122,30 @@ pub fn apply(damage: Damage, hunks: &mut [Vec<(u8, Vec<u8>)>], seed: u64) -> boo
         }
     }
     before != hunks
+}
+
+/// Whether stripping trailing blanks (before [`apply`] with
+/// [`Damage::Ws`]) makes a removed line of a hunk equal to one of its
+/// added lines that it differed from.
+pub fn erases_a_change(hunks: &[Vec<(u8, Vec<u8>)>]) -> bool {
+    let strip = |t: &[u8]| -> Vec<u8> {
+        let (b, cr) = body(t);
+        let keep = b
+            .iter()
+            .rposition(|c| !matches!(c, b' ' | b'\t'))
+            .map_or(0, |i| i + 1);
+        [&b[..keep], cr].concat()
+    };
+    hunks.iter().any(|lines| {
+        lines
+            .iter()
+            .filter(|(t, _)| *t == b'-')
+            .any(|(_, removed)| {
+                let stripped = strip(removed);
+                stripped != *removed
+                    && lines
+                        .iter()
+                        .any(|(t, added)| *t == b'+' && *added == stripped)
+            })
+    })
 }

@@ -27,6 +27,15 @@ pub fn damaged(ops: &[FileOp], damage: Option<Damage>, seed: u64) -> Result<Vec<
             }
         }
     }
+    if d == Damage::Ws && damage::erases_a_change(&hunks) {
+        // In SEARCH/REPLACE text a removed line and its added line that
+        // differ only in trailing blanks become one kept line once the
+        // blanks go: the reply no longer asks for the change, and no
+        // applier can know it did.
+        return Err(Skip::Na(
+            "the -ws damage makes a removed line equal to the added line that replaces it, erasing that change from SEARCH/REPLACE text".to_string(),
+        ));
+    }
     if !damage::apply(d, &mut hunks, seed) {
         return Err(Skip::Na(format!(
             "the -{} damage changes nothing here",
