@@ -690,6 +690,9 @@ fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> F
                 "include more of the surrounding lines so that only one region matches".to_string(),
             );
         }
+        SearchError::SpacesForTabs { .. } => details.push(
+            "indent the replacement with tabs, as the file does".to_string(),
+        ),
         SearchError::Binary => {}
         SearchError::TooLarge { .. } => details.push(
             "replace fewer matches or with shorter text (git config clada.maxFileSize raises the limit)"

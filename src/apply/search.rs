@@ -67,6 +67,10 @@ pub enum SearchError {
     )]
     AmbiguousWhitespace { lines: Vec<u32> },
     #[error(
+        "match_count_mismatch: with --match whitespace, the file indents with tabs only and the replacement (at line {line}) with spaces, and no line of the pattern shows how many spaces stand for a tab"
+    )]
+    SpacesForTabs { line: u32 },
+    #[error(
         "file_too_large: replacing {matches} would make the file {size} bytes; the limit is {max} bytes"
     )]
     TooLarge {
@@ -135,6 +139,14 @@ pub fn search_within(
         Count::Exactly(n) => ranges.len() == n as usize,
     };
     if count_ok {
+        if search.mode == MatchMode::Whitespace
+            && let Some(first) = ranges.first()
+            && spaces_for_tabs(&text, search)
+        {
+            return Err(SearchError::SpacesForTabs {
+                line: text.line_of(first.start),
+            });
+        }
         let with = text.with_file_endings(search.replacement);
         let removed: usize = ranges.iter().map(|r| r.len()).sum();
         let size = (file.len() - removed.min(file.len()))
@@ -178,6 +190,33 @@ pub fn search_within(
         found: text.lines_of(ranges.iter().map(|r| r.start)),
         feedback,
     })
+}
+
+/// `--match whitespace` (a reply whose whitespace is not to be trusted):
+/// whether the replacement adds lines indented with spaces to a file whose
+/// indented lines (three or more) all start with a tab, while no line of
+/// the pattern is indented to show how the reply writes one — the EDIT's
+/// rule (doc/matching.md), for an exact match.
+fn spaces_for_tabs(text: &Text<'_>, search: &Search<'_>) -> bool {
+    let lead = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let spaced = |l: &&str| lead(l) > 0 && !l[..lead(l)].contains('\t') && !l.trim().is_empty();
+    if search.pattern.lines().any(|l| lead(l) > 0 && !l.trim().is_empty())
+        || !search
+            .replacement
+            .lines()
+            .filter(|l| !search.pattern.lines().any(|p| p == *l))
+            .any(|l| spaced(&l))
+    {
+        return false;
+    }
+    let Ok(norm) = std::str::from_utf8(text.norm()) else {
+        return false;
+    };
+    let mut indented = norm
+        .lines()
+        .filter(|l| lead(l) > 0 && !l.trim().is_empty())
+        .peekable();
+    indented.peek().is_some() && indented.clone().count() >= 3 && indented.all(|l| l.starts_with('\t'))
 }
 
 /// Non-overlapping matches, left to right. With `to`, each match runs from
@@ -532,5 +571,32 @@ mod tests {
             search(file.as_bytes(), &s),
             Err(SearchError::AmbiguousWhitespace { lines: vec![1, 3] })
         );
+    }
+
+    #[test]
+    fn whitespace_mode_refuses_spaces_added_to_a_tab_file_with_nothing_to_show_the_width() {
+        let file = "func f() {\n\ta()\n\tb()\n\tc()\n}\n\nfunc init() {\n}\n";
+        let s = Search {
+            pattern: "func init() {\n}",
+            to: None,
+            replacement: "func init() {\n    d()\n}",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        assert_eq!(
+            search(file.as_bytes(), &s),
+            Err(SearchError::SpacesForTabs { line: 7 })
+        );
+        // Exact mode writes what the reply says; tabs are fine either way.
+        let exact = Search {
+            mode: MatchMode::Exact,
+            ..s
+        };
+        assert!(search(file.as_bytes(), &exact).is_ok());
+        let tabs = Search {
+            replacement: "func init() {\n\td()\n}",
+            ..s
+        };
+        assert!(search(file.as_bytes(), &tabs).is_ok());
     }
 }
