@@ -445,23 +445,8 @@ fn run_write<F: Files>(
         final_newline: options.final_newline,
     };
     let old = existing.as_ref().map(|f| f.bytes.as_slice());
-    let bytes = match write(old, &w, !options.allow_placeholders) {
-        Ok(bytes) => bytes,
-        Err(p) => {
-            return Err(Failure {
-                error_type: Some("placeholder_detected"),
-                message: format!(
-                    "line {} of your content, `{}`, stands for code left out, and the new content is shorter than the file",
-                    p.line, p.text
-                ),
-                details: vec![
-                    "WRITE replaces the whole file, so the left-out code would be deleted".to_string(),
-                    "send the complete file, or change only the part that differs with SEARCH/REPLACE".to_string(),
-                    "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
-                ],
-            });
-        }
-    };
+    let bytes = write(old, &w, !options.allow_placeholders)
+        .map_err(|p| p.refusal(super::placeholder::Within::Write))?;
     too_large(path, bytes.len(), options)?;
     let n = lines_in(content);
     let message = match (&existing, append) {
@@ -570,21 +555,16 @@ fn search<F: Files>(
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
-    if !options.allow_placeholders
-        && let Some(p) = super::write::replacement_placeholder(s.pattern, s.to, s.replacement)
-    {
-        return Err(Failure {
-            error_type: Some("placeholder_detected"),
-            message: format!(
-                "line {} of your replacement, `{}`, stands for code left out, and the replacement is shorter than what it replaces",
-                p.line, p.text
-            ),
-            details: vec![
-                "the matched text is replaced by exactly the replacement, so the left-out code would be deleted".to_string(),
-                "write the replacement in full, or make the pattern cover only the lines that change".to_string(),
-                "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
-            ],
-        });
+    if !options.allow_placeholders {
+        // A range replaces its TO text too (and what lies between).
+        let old = match s.to {
+            Some(to) => format!("{}\n{to}", s.pattern),
+            None => s.pattern.to_string(),
+        };
+        let file = String::from_utf8_lossy(&existing.bytes);
+        if let Some(p) = super::placeholder::elided_text(&old, s.replacement, &file) {
+            return Err(p.refusal(super::placeholder::Within::Search));
+        }
     }
     let look = options
         .feedback_until
@@ -728,6 +708,15 @@ fn edit_lines<F: Files>(
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
+    if !options.allow_placeholders {
+        let file = String::from_utf8_lossy(&existing.bytes);
+        let of = hunks.len();
+        for (i, hunk) in hunks.iter().enumerate() {
+            if let Some(p) = super::placeholder::elided_in_hunk(hunk, &file) {
+                return Err(p.refusal(super::placeholder::Within::Hunk { hunk: i + 1, of }));
+            }
+        }
+    }
     let look = options
         .feedback_until
         .is_none_or(|until| std::time::Instant::now() < until);

@@ -6,7 +6,8 @@
 //!
 //! One module per operation: SEARCH (`search`), with its line-ending model
 //! (`text`) and the no-match feedback (`feedback`); WRITE content rules
-//! (`write`); INSERT (`insert`); delete, move and mkdir (`paths`); READ
+//! (`write`); the lazy-placeholder guard of every edit (`placeholder`);
+//! INSERT (`insert`); delete, move and mkdir (`paths`); READ
 //! (`read`). `exec` runs a plan through them; `files` is the store they
 //! edit, `dir` the store of `--no-git`.
 
@@ -17,6 +18,7 @@ pub mod feedback;
 pub mod files;
 pub mod insert;
 pub mod paths;
+pub mod placeholder;
 pub mod read;
 pub mod search;
 pub mod text;
