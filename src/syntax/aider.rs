@@ -296,7 +296,7 @@ impl<'t> Reader<'t> {
             (PathLine::Prose, Carried::Unclear(at)) => (
                 None,
                 Some(format!(
-                    "the block has no path line of its own, and the path line of the block before it (line {at}) was unclear, so it was not applied (never to an older block's file)"
+                    "the block has no path line of its own and the one before it (line {at}) was unclear, so the block was not applied (to no older file either): write the file's path alone on the line before the block's fence"
                 )),
             ),
             (PathLine::Unclear(text), _) => {
@@ -304,7 +304,7 @@ impl<'t> Reader<'t> {
                 (
                     None,
                     Some(format!(
-                        "the line before the block, `{text}`, may be the file's path or prose, so the block was not applied (never to the previous block's file)"
+                        "the line before the block, `{text}`, may be the file's path or prose, so the block was not applied (to no other file either): write the path alone on the line before the block's fence, with a blank line after any prose"
                     )),
                 )
             }
