@@ -580,9 +580,10 @@ fn search<F: Files>(
                 format!(
                     "nothing changed: the replacement is the same as the matched text ({where_})"
                 ),
-                vec![
+                // A loose match is named even when it changed nothing.
+                done.whitespace_note.into_iter().chain([
                     "if the edit is already in the file, it needs no resend; otherwise send the text as it should read after the change".to_string(),
-                ],
+                ]).collect(),
             ))
         }
         Ok(done) => {
@@ -604,7 +605,13 @@ fn search<F: Files>(
             )?;
             Ok((message, details))
         }
-        Err(e) => Err(search_failure(e, options, found)),
+        Err(e) => Err(search_failure(
+            e,
+            options,
+            found,
+            &existing.bytes,
+            s.pattern,
+        )),
     }
 }
 
@@ -615,13 +622,29 @@ fn join(lines: &[u32]) -> String {
     list(&seen)
 }
 
-fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> Failure {
+fn search_failure(
+    e: SearchError,
+    options: &ExecOptions,
+    typed: &mut Found,
+    file: &[u8],
+    pattern: &str,
+) -> Failure {
     let error_type = Some(e.error_type());
     let mut message = e.to_string();
     let mut details = Vec::new();
+    // Where a pattern matched several places: what tells them apart.
+    let apart = |lines: &[u32]| {
+        super::apart::tell_apart(
+            &String::from_utf8_lossy(file),
+            lines,
+            pattern.split('\n').count(),
+        )
+    };
     match e {
         SearchError::Count {
-            found, feedback, ..
+            expected,
+            found,
+            feedback,
         } => {
             if !found.is_empty() {
                 message.push_str(&format!(
@@ -629,6 +652,10 @@ fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> F
                     if found.len() == 1 { "line" } else { "lines" },
                     join(&found)
                 ));
+                // More matches than asked for: which one is meant.
+                if matches!(expected, crate::csl::validate::Count::Exactly(n) if (n as usize) < found.len()) {
+                    details.extend(apart(&found));
+                }
                 details.push(format!(
                     "include more of the surrounding lines so that the pattern matches exactly where you mean, or set count=\"{}\" to replace every one of them",
                     found.len()
@@ -656,6 +683,7 @@ fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> F
         }
         SearchError::AmbiguousWhitespace { lines } => {
             *typed = Found::lines(&lines);
+            details.extend(apart(&lines));
             details.push(
                 "include more of the surrounding lines so that only one region matches".to_string(),
             );
@@ -784,21 +812,31 @@ fn edit_lines<F: Files>(
                     step,
                 } => {
                     *found = Found::lines(&lines);
+                    let len = hunks.get(hunk - 1).map_or(1, |h| h.old_lines().len());
+                    let apart = super::apart::tell_apart(
+                        &String::from_utf8_lossy(&existing.bytes),
+                        &lines,
+                        len,
+                    );
                     (
-                    format!(
-                        "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
-                        of_hunks(hunk, of),
-                        join(&lines),
-                        if step == super::edit::Step::Exact {
-                            String::new()
-                        } else {
-                            " (when read loosely)".to_string()
-                        }
-                    ),
-                    vec![
-                        "include more of the surrounding lines, so that the lines to change match only where you mean"
-                            .to_string(),
-                    ],
+                        format!(
+                            "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
+                            of_hunks(hunk, of),
+                            join(&lines),
+                            if step == super::edit::Step::Exact {
+                                String::new()
+                            } else {
+                                " (when read loosely)".to_string()
+                            }
+                        ),
+                        {
+                            let mut details = apart;
+                            details.push(
+                            "include more of the surrounding lines (up to the telling line of the match you mean, in the new lines too), so that the lines to change match only where you mean"
+                                .to_string(),
+                        );
+                            details
+                        },
                     )
                 }
                 EditError::NotFound {
@@ -820,7 +858,28 @@ fn edit_lines<F: Files>(
                             ""
                         }
                     ),
-                    vec!["copy the @@ context line from the file exactly as it is now".to_string()],
+                    {
+                        // The candidate it was compared with, so the model
+                        // sees what differs.
+                        let file = String::from_utf8_lossy(&existing.bytes);
+                        let mut details = match super::feedback::closest_line(&file, &anchor) {
+                            // Found whole, so it stands before where this
+                            // hunk was looked for.
+                            Some((line, _, score)) if score >= 1.0 && hunk > 1 => vec![format!(
+                                "line {line} has it, but before the lines of the hunks before this one: a patch's hunks go in the file's order"
+                            )],
+                            Some((line, text, score)) => vec![format!(
+                                "closest line: {line}, `{text}` ({:.0}% similar), not taken: a context line must be in the file as written, but for leading and trailing whitespace and Unicode punctuation",
+                                score * 100.0
+                            )],
+                            None => vec!["no line of the file is like it".to_string()],
+                        };
+                        details.push(
+                            "copy the @@ context line from the file exactly as it is now"
+                                .to_string(),
+                        );
+                        details
+                    },
                 ),
                 EditError::NotFound {
                     hunk, of, feedback, ..

@@ -5,12 +5,14 @@
 //! transaction code reads a file, calls in here, and writes the result.
 //!
 //! One module per operation: SEARCH (`search`), with its line-ending model
-//! (`text`) and the no-match feedback (`feedback`); WRITE content rules
+//! (`text`), the no-match feedback (`feedback`) and the advice for a
+//! pattern that matches several places (`apart`); WRITE content rules
 //! (`write`); the lazy-placeholder guard of every edit (`placeholder`);
 //! INSERT (`insert`); delete, move and mkdir (`paths`); READ
 //! (`read`). `exec` runs a plan through them; `files` is the store they
 //! edit, `dir` the store of `--no-git`.
 
+pub mod apart;
 pub mod dir;
 pub mod edit;
 pub mod exec;
