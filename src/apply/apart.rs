@@ -31,9 +31,9 @@ pub fn tell_apart(file: &str, starts: &[u32], len: usize) -> Vec<String> {
     let mut untold = Vec::new();
     for &start in starts.iter().take(SHOWN) {
         match telling_line(&lines, &starts, start, len) {
-            Some((_, "own")) => out.push(format!(
+            Some((at, "own")) => out.push(format!(
                 "  the match at line {start}: its own line, `{}`",
-                shown(lines[start - 1])
+                shown(lines[at - 1])
             )),
             Some((at, side)) => out.push(format!(
                 "  the match at line {start}: line {at}, just {side} it, `{}`",

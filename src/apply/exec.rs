@@ -561,8 +561,7 @@ fn search<F: Files>(
             Some(to) => format!("{}\n{to}", s.pattern),
             None => s.pattern.to_string(),
         };
-        let file = String::from_utf8_lossy(&existing.bytes);
-        if let Some(p) = super::placeholder::elided_text(&old, s.replacement, &file) {
+        if let Some(p) = super::placeholder::elided_text(&old, s.replacement, &existing.bytes) {
             return Err(p.refusal(super::placeholder::Within::Search));
         }
     }
@@ -737,10 +736,9 @@ fn edit_lines<F: Files>(
         return Err(missing_file(path));
     };
     if !options.allow_placeholders {
-        let file = String::from_utf8_lossy(&existing.bytes);
         let of = hunks.len();
         for (i, hunk) in hunks.iter().enumerate() {
-            if let Some(p) = super::placeholder::elided_in_hunk(hunk, &file) {
+            if let Some(p) = super::placeholder::elided_in_hunk(hunk, &existing.bytes) {
                 return Err(p.refusal(super::placeholder::Within::Hunk { hunk: i + 1, of }));
             }
         }

@@ -102,7 +102,7 @@ const DIFF_TIME: Duration = Duration::from_millis(500);
 /// The placeholder that `new` puts where `old` had real lines, if any.
 /// `file` is the whole file the edit changes (for a WRITE, the same as
 /// `old`): a placeholder line it already holds is content, not an elision.
-pub fn elided(old: &[&str], new: &[&str], file: &str) -> Option<Placeholder> {
+pub fn elided(old: &[&str], new: &[&str], file: &[u8]) -> Option<Placeholder> {
     // Most edits hold no placeholder at all: no diff for them.
     let mut candidates: Vec<usize> = new
         .iter()
@@ -113,6 +113,7 @@ pub fn elided(old: &[&str], new: &[&str], file: &str) -> Option<Placeholder> {
     if candidates.is_empty() {
         return None;
     }
+    let file = String::from_utf8_lossy(file);
     let in_file: HashSet<&str> = file.lines().map(str::trim).collect();
     let in_old: HashSet<&str> = old.iter().map(|l| l.trim()).collect();
     candidates.retain(|&i| {
@@ -176,7 +177,7 @@ pub fn elided(old: &[&str], new: &[&str], file: &str) -> Option<Placeholder> {
 
 /// [`elided`] for text: a WRITE's content over the file, or a SEARCH's
 /// replacement over its pattern.
-pub fn elided_text(old: &str, new: &str, file: &str) -> Option<Placeholder> {
+pub fn elided_text(old: &str, new: &str, file: &[u8]) -> Option<Placeholder> {
     let old: Vec<&str> = old.lines().collect();
     let new: Vec<&str> = new.lines().collect();
     elided(&old, &new, file)
@@ -185,7 +186,15 @@ pub fn elided_text(old: &str, new: &str, file: &str) -> Option<Placeholder> {
 /// [`elided`] for one hunk of an EDIT: its old lines (kept and removed)
 /// against its new lines (kept and added). The line is the placeholder's
 /// among the new lines.
-pub fn elided_in_hunk(hunk: &Hunk, file: &str) -> Option<Placeholder> {
+pub fn elided_in_hunk(hunk: &Hunk, file: &[u8]) -> Option<Placeholder> {
+    // Most hunks add no placeholder: no line lists for them.
+    let adds_one = hunk.lines.split_terminator('\n').any(|l| {
+        l.strip_prefix('+')
+            .is_some_and(|l| is_placeholder(l.trim()))
+    });
+    if !adds_one {
+        return None;
+    }
     elided(&hunk.old_lines(), &hunk.new_lines(), file)
 }
 
@@ -291,10 +300,10 @@ mod tests {
     fn a_placeholder_where_lines_were_is_caught_whatever_the_byte_count() {
         // Longer in bytes, fewer lines: the byte rule of old let it through.
         let new = "def a():\n    return 10\n\n# ... existing code ...";
-        let p = elided_text(TWO, new, TWO).expect("refused");
+        let p = elided_text(TWO, new, TWO.as_bytes()).expect("refused");
         assert_eq!((p.line, p.removed), (4, 3));
         assert_eq!(p.text, "# ... existing code ...");
-        let p = elided_text(TWO, "def a():\n    # ... existing code ...", TWO);
+        let p = elided_text(TWO, "def a():\n    # ... existing code ...", TWO.as_bytes());
         assert_eq!(p.map(|p| p.line), Some(2));
     }
 
@@ -304,7 +313,7 @@ mod tests {
             .map(|i| format!("function f{i}() {{\n  return {i};\n}}\n\n"))
             .collect();
         let new = "function f1() {\n  return 100;\n}\n\n// ... existing code ...\n";
-        let p = elided_text(&file, new, &file).expect("refused");
+        let p = elided_text(&file, new, file.as_bytes()).expect("refused");
         assert_eq!((p.line, p.removed), (5, 15));
     }
 
@@ -312,15 +321,19 @@ mod tests {
     fn a_placeholder_beside_kept_or_rewritten_code_is_an_edit() {
         // Added beside what stays: nothing is removed.
         let new = format!("{TWO}\n\n# ... rest of the file ...");
-        assert_eq!(elided_text(TWO, &new, TWO), None);
+        assert_eq!(elided_text(TWO, &new, TWO.as_bytes()), None);
         // A changed line and a comment: one removed, two written.
         assert_eq!(
-            elided_text("x = 1", "x = 2\n# ... rest of file ...\ny = 3", "x = 1\n"),
+            elided_text(
+                "x = 1",
+                "x = 2\n# ... rest of file ...\ny = 3",
+                "x = 1\n".as_bytes()
+            ),
             None
         );
         // Re-indented lines are kept lines, not removed ones.
         let new = "    def a():\n        return 1\n    # ... existing code ...\n    def b():\n        return 2";
-        assert_eq!(elided_text(TWO, new, TWO), None);
+        assert_eq!(elided_text(TWO, new, TWO.as_bytes()), None);
     }
 
     #[test]
@@ -329,21 +342,21 @@ mod tests {
         // rewritten as a longer one.
         let old = "/// Allow WRITE content with elision ... existing code ...";
         let new = "/// Allow WRITE and SEARCH with elision ... existing code ...";
-        assert_eq!(elided_text(old, new, old), None);
+        assert_eq!(elided_text(old, new, old.as_bytes()), None);
     }
 
     #[test]
     fn a_placeholder_the_file_or_old_text_holds_is_content() {
         let file = "# ... existing code ...\nx = 1\ny = 2\n";
         assert_eq!(
-            elided_text("x = 1\ny = 2", "# ... existing code ...", file),
+            elided_text("x = 1\ny = 2", "# ... existing code ...", file.as_bytes()),
             None
         );
         assert_eq!(
             elided_text(
                 "# ... existing code ...\nx = 1",
                 "# ... existing code ...",
-                file
+                file.as_bytes()
             ),
             None
         );
@@ -362,13 +375,13 @@ mod tests {
             h.push(tag, line);
         }
         let file = "fn a() {\n    one();\n    two();\n}\n";
-        let p = elided_in_hunk(&h, file).expect("refused");
+        let p = elided_in_hunk(&h, file.as_bytes()).expect("refused");
         assert_eq!((p.line, p.removed), (2, 2));
         // Only added, nothing removed: a comment, kept.
         let mut h = Hunk::new();
         h.push(' ', "fn a() {");
         h.push('+', "    // ... other methods");
-        assert_eq!(elided_in_hunk(&h, file), None);
+        assert_eq!(elided_in_hunk(&h, file.as_bytes()), None);
     }
 
     #[test]

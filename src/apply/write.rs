@@ -85,8 +85,7 @@ pub fn unfenced<'c>(path: &str, content: &'c str) -> Option<&'c str> {
 /// The placeholder a WRITE's content puts where the old file had real
 /// lines: a whole-file rewrite judged as any other edit of lines.
 fn placeholder(content: &str, old: &[u8]) -> Option<Placeholder> {
-    let old = String::from_utf8_lossy(old);
-    super::placeholder::elided_text(&old, content, &old)
+    super::placeholder::elided_text(&String::from_utf8_lossy(old), content, old)
 }
 
 #[cfg(test)]
