@@ -158,6 +158,19 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any file, any places (even past its end, or line 0), any
+        /// length: an answer without a panic.
+        #[test]
+        fn any_places_are_told_without_panic(
+            file in "[ab\n]{0,40}",
+            starts in proptest::collection::vec(0u32..50, 0..6),
+            len in 0usize..8,
+        ) {
+            let _ = tell_apart(&file, &starts, len);
+        }
+    }
+
     #[test]
     fn copies_alike_all_around_are_said_to_be() {
         let block = "a\nb\n".repeat(30);

@@ -384,6 +384,28 @@ mod tests {
         assert_eq!(elided_in_hunk(&h, file.as_bytes()), None);
     }
 
+    proptest::proptest! {
+        /// Any text, lines of code, comments and placeholders mixed: the
+        /// guard answers without panicking, and never refuses an edit that
+        /// removes nothing (the old lines all kept, in order).
+        #[test]
+        fn never_panics_and_spares_pure_additions(
+            old in proptest::collection::vec("(    )?(x|y|}|# ...|// ... existing code ...|\\PC{0,6})", 0..12),
+            added in proptest::collection::vec(("[0-9]", "(    )?(z|// ...|# rest of file|\\PC{0,6})"), 0..6),
+        ) {
+            let mut new: Vec<String> = old.clone();
+            for (at, line) in &added {
+                let at = at.parse::<usize>().unwrap() % (new.len() + 1);
+                new.insert(at, line.clone());
+            }
+            let old_text = old.join("\n");
+            let got = elided_text(&old_text, &new.join("\n"), old_text.as_bytes());
+            proptest::prop_assert_eq!(got, None);
+            // Reversed: whatever it says, it says it without a panic.
+            let _ = elided_text(&new.join("\n"), &old_text, new.join("\n").as_bytes());
+        }
+    }
+
     #[test]
     fn placeholder_lines_and_ordinary_comments() {
         for line in [

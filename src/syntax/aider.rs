@@ -639,6 +639,17 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any line before a block reads as a path, prose or unclear
+        /// without a panic, and a path is never empty or a fence.
+        #[test]
+        fn any_path_line_is_read_without_panic(line in "[ `*#:<>/a-z.\\\\_é]{0,24}") {
+            if let PathLine::Path(p) = path_line(&line) {
+                proptest::prop_assert!(!p.is_empty() && !p.starts_with("```"), "{:?}", p);
+            }
+        }
+    }
+
     #[test]
     fn every_prefix_parses_without_panic_and_numbers_run_in_order() {
         let text = "a.py\n```py\n<<<<<<< SEARCH\nx\n=======\n=======\ny\n>>>>>>> REPLACE\n```\n>>>>>>> REPLACE\n<<<<<<< SEARCH\né\r\n<<<<<<< SEARCH\n=======\n";
