@@ -75,7 +75,8 @@ enum PathLine {
 /// - a word without spaces is a path, unless it ends a sentence with
 ///   neither `.` nor `/` in it ("Sure:", "Done.");
 /// - a line with spaces is a path when it is wrapped whole in backticks or
-///   `<path>`, or ends in a file extension ("my notes.txt"); it is prose
+///   `<path>`, or ends in a file extension with no `: ` in it and at most
+///   three words a name ("my notes.txt"); it is prose
 ///   when it ends a sentence (`:` `.` `!` `?` `,` `;`) and names no file
 ///   ("Here is the change:");
 /// - anything else with spaces ("Now the notes", "Update `a.py`:") is
@@ -125,7 +126,12 @@ fn path_line(line: &str) -> PathLine {
             PathLine::Prose
         };
     }
-    if !name.contains(['`', '*']) && has_extension(name) {
+    // "File: a.py" is a label, and a name of more than three words is
+    // more likely a sentence ("Create the file notes.txt") than a file.
+    let wordy = name
+        .split('/')
+        .any(|part| part.split_whitespace().count() > 3);
+    if !name.contains(['`', '*']) && !name.contains(": ") && !wordy && has_extension(name) {
         return path();
     }
     unclear()
@@ -525,6 +531,12 @@ mod tests {
             ("Now the notes again", unclear("Now the notes again")),
             ("Update `src/app.py`:", unclear("Update `src/app.py`:")),
             ("Changes to notes.txt:", unclear("Changes to notes.txt:")),
+            ("File: src/app.py", unclear("File: src/app.py")),
+            (
+                "Create the file src/new.py",
+                unclear("Create the file src/new.py"),
+            ),
+            ("src/My Old Notes.txt", path("src/My Old Notes.txt")),
             (
                 "Here is the updated code for `app.py`",
                 unclear("Here is the updated code for `app.py`"),
