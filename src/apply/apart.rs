@@ -60,6 +60,17 @@ pub fn tell_apart(file: &str, starts: &[u32], len: usize) -> Vec<String> {
     out
 }
 
+/// The details of a hunk found at several places (`starts`, 1-based, of
+/// a hunk of `len` old lines): what tells them apart, then what to do.
+pub fn hunk_advice(file: &str, starts: &[u32], len: usize) -> Vec<String> {
+    let mut details = tell_apart(file, starts, len);
+    details.push(
+        "include more of the surrounding lines (up to the telling line of the match you mean, in the new lines too), so that the lines to change match only where you mean"
+            .to_string(),
+    );
+    details
+}
+
 /// The line that tells the match at `start` (1-based) from every other
 /// match: its first line itself when that differs (a SEARCH may match
 /// inside lines; whole-line matches share it), else the nearest line

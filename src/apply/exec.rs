@@ -810,12 +810,11 @@ fn edit_lines<F: Files>(
                     step,
                 } => {
                     *found = Found::lines(&lines);
-                    let len = hunks.get(hunk - 1).map_or(1, |h| h.old_lines().len());
-                    let apart = super::apart::tell_apart(
-                        &String::from_utf8_lossy(&existing.bytes),
-                        &lines,
-                        len,
-                    );
+                    let len = hunk
+                        .checked_sub(1)
+                        .and_then(|i| hunks.get(i))
+                        .map_or(1, |h| h.old_lines().len());
+                    let file = String::from_utf8_lossy(&existing.bytes);
                     (
                         format!(
                             "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
@@ -827,14 +826,7 @@ fn edit_lines<F: Files>(
                                 " (when read loosely)".to_string()
                             }
                         ),
-                        {
-                            let mut details = apart;
-                            details.push(
-                            "include more of the surrounding lines (up to the telling line of the match you mean, in the new lines too), so that the lines to change match only where you mean"
-                                .to_string(),
-                        );
-                            details
-                        },
+                        super::apart::hunk_advice(&file, &lines, len),
                     )
                 }
                 EditError::NotFound {
@@ -856,28 +848,11 @@ fn edit_lines<F: Files>(
                             ""
                         }
                     ),
-                    {
-                        // The candidate it was compared with, so the model
-                        // sees what differs.
-                        let file = String::from_utf8_lossy(&existing.bytes);
-                        let mut details = match super::feedback::closest_line(&file, &anchor) {
-                            // Found whole, so it stands before where this
-                            // hunk was looked for.
-                            Some((line, _, score)) if score >= 1.0 && hunk > 1 => vec![format!(
-                                "line {line} has it, but before the lines of the hunks before this one: a patch's hunks go in the file's order"
-                            )],
-                            Some((line, text, score)) => vec![format!(
-                                "closest line: {line}, `{text}` ({:.0}% similar), not taken: a context line must be in the file as written, but for leading and trailing whitespace and Unicode punctuation",
-                                score * 100.0
-                            )],
-                            None => vec!["no line of the file is like it".to_string()],
-                        };
-                        details.push(
-                            "copy the @@ context line from the file exactly as it is now"
-                                .to_string(),
-                        );
-                        details
-                    },
+                    super::feedback::anchor_advice(
+                        &String::from_utf8_lossy(&existing.bytes),
+                        &anchor,
+                        hunk > 1,
+                    ),
                 ),
                 EditError::NotFound {
                     hunk, of, feedback, ..

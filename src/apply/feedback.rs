@@ -243,6 +243,25 @@ pub fn closest_line(file: &str, wanted: &str) -> Option<(u32, String, f32)> {
         .map(|(n, text, s)| (n, text.to_string(), s))
 }
 
+/// The details of an apply_patch `@@` context line that is not in the
+/// file (where it was looked for: after the hunks before it when
+/// `after_hunks`): the closest line, and why it was not taken.
+pub fn anchor_advice(file: &str, anchor: &str, after_hunks: bool) -> Vec<String> {
+    let mut details = match closest_line(file, anchor) {
+        // Found whole: it stands before where this hunk was looked for.
+        Some((line, _, score)) if score >= 1.0 && after_hunks => vec![format!(
+            "line {line} has it, but before the lines of the hunks before this one: a patch's hunks go in the file's order"
+        )],
+        Some((line, text, score)) => vec![format!(
+            "closest line: {line}, `{text}` ({:.0}% similar), not taken: a context line must be in the file as written, but for leading and trailing whitespace and Unicode punctuation",
+            score * 100.0
+        )],
+        None => vec!["no line of the file is like it".to_string()],
+    };
+    details.push("copy the @@ context line from the file exactly as it is now".to_string());
+    details
+}
+
 /// The feedback of a failure past the apply's budget: no region looked for.
 pub fn without_search() -> Feedback {
     Feedback {

@@ -148,3 +148,16 @@ fn a_missing_patch_context_line_names_the_closest_line() {
     assert_eq!(report["tasks"][0]["status"], "ERROR");
     both_say(&text, &report, "closest line: 2, `def handle(self, req):`");
 }
+
+#[test]
+fn a_patch_context_line_before_an_earlier_hunk_is_said_to_be_out_of_order() {
+    let file = "def a():\n    x = 1\ndef b():\n    y = 2\n";
+    let patch = "*** Begin Patch\n*** Update File: h.py\n@@ def b():\n-    y = 2\n+    y = 3\n@@ def a():\n-    x = 1\n+    x = 0\n*** End Patch\n";
+    let (text, report) = reports(&[("h.py", file)], &[], patch);
+    assert_eq!(report["tasks"][0]["status"], "ERROR");
+    both_say(
+        &text,
+        &report,
+        "line 1 has it, but before the lines of the hunks before this one",
+    );
+}
