@@ -455,23 +455,8 @@ fn run_write<F: Files>(
         final_newline: options.final_newline,
     };
     let old = existing.as_ref().map(|f| f.bytes.as_slice());
-    let bytes = match write(old, &w, !options.allow_placeholders) {
-        Ok(bytes) => bytes,
-        Err(p) => {
-            return Err(Failure {
-                error_type: Some("placeholder_detected"),
-                message: format!(
-                    "line {} of your content, `{}`, stands for code left out, and the new content is shorter than the file",
-                    p.line, p.text
-                ),
-                details: vec![
-                    "WRITE replaces the whole file, so the left-out code would be deleted".to_string(),
-                    "send the complete file, or change only the part that differs with SEARCH/REPLACE".to_string(),
-                    "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
-                ],
-            });
-        }
-    };
+    let bytes = write(old, &w, !options.allow_placeholders)
+        .map_err(|p| p.refusal(super::placeholder::Within::Write))?;
     too_large(path, bytes.len(), options)?;
     let n = lines_in(content);
     let message = match (&existing, append) {
@@ -580,21 +565,15 @@ fn search<F: Files>(
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
-    if !options.allow_placeholders
-        && let Some(p) = super::write::replacement_placeholder(s.pattern, s.to, s.replacement)
-    {
-        return Err(Failure {
-            error_type: Some("placeholder_detected"),
-            message: format!(
-                "line {} of your replacement, `{}`, stands for code left out, and the replacement is shorter than what it replaces",
-                p.line, p.text
-            ),
-            details: vec![
-                "the matched text is replaced by exactly the replacement, so the left-out code would be deleted".to_string(),
-                "write the replacement in full, or make the pattern cover only the lines that change".to_string(),
-                "if the line really belongs in the file, apply again with --allow-placeholders".to_string(),
-            ],
-        });
+    if !options.allow_placeholders {
+        // A range replaces its TO text too (and what lies between).
+        let old = match s.to {
+            Some(to) => format!("{}\n{to}", s.pattern),
+            None => s.pattern.to_string(),
+        };
+        if let Some(p) = super::placeholder::elided_text(&old, s.replacement, &existing.bytes) {
+            return Err(p.refusal(super::placeholder::Within::Search));
+        }
     }
     let look = options
         .feedback_until
@@ -610,9 +589,10 @@ fn search<F: Files>(
                 format!(
                     "nothing changed: the replacement is the same as the matched text ({where_})"
                 ),
-                vec![
+                // A loose match is named even when it changed nothing.
+                done.whitespace_note.into_iter().chain([
                     "if the edit is already in the file, it needs no resend; otherwise send the text as it should read after the change".to_string(),
-                ],
+                ]).collect(),
             ))
         }
         Ok(done) => {
@@ -634,7 +614,13 @@ fn search<F: Files>(
             )?;
             Ok((message, details))
         }
-        Err(e) => Err(search_failure(e, options, found)),
+        Err(e) => Err(search_failure(
+            e,
+            options,
+            found,
+            &existing.bytes,
+            s.pattern,
+        )),
     }
 }
 
@@ -645,13 +631,29 @@ fn join(lines: &[u32]) -> String {
     list(&seen)
 }
 
-fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> Failure {
+fn search_failure(
+    e: SearchError,
+    options: &ExecOptions,
+    typed: &mut Found,
+    file: &[u8],
+    pattern: &str,
+) -> Failure {
     let error_type = Some(e.error_type());
     let mut message = e.to_string();
     let mut details = Vec::new();
+    // Where a pattern matched several places: what tells them apart.
+    let apart = |lines: &[u32]| {
+        super::apart::tell_apart(
+            &String::from_utf8_lossy(file),
+            lines,
+            pattern.split('\n').count(),
+        )
+    };
     match e {
         SearchError::Count {
-            found, feedback, ..
+            expected,
+            found,
+            feedback,
         } => {
             if !found.is_empty() {
                 message.push_str(&format!(
@@ -659,6 +661,10 @@ fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> F
                     if found.len() == 1 { "line" } else { "lines" },
                     join(&found)
                 ));
+                // More matches than asked for: which one is meant.
+                if matches!(expected, crate::csl::validate::Count::Exactly(n) if (n as usize) < found.len()) {
+                    details.extend(apart(&found));
+                }
                 details.push(format!(
                     "include more of the surrounding lines so that the pattern matches exactly where you mean, or set count=\"{}\" to replace every one of them",
                     found.len()
@@ -686,6 +692,7 @@ fn search_failure(e: SearchError, options: &ExecOptions, typed: &mut Found) -> F
         }
         SearchError::AmbiguousWhitespace { lines } => {
             *typed = Found::lines(&lines);
+            details.extend(apart(&lines));
             details.push(
                 "include more of the surrounding lines so that only one region matches".to_string(),
             );
@@ -741,6 +748,14 @@ fn edit_lines<F: Files>(
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
+    if !options.allow_placeholders {
+        let of = hunks.len();
+        for (i, hunk) in hunks.iter().enumerate() {
+            if let Some(p) = super::placeholder::elided_in_hunk(hunk, &existing.bytes) {
+                return Err(p.refusal(super::placeholder::Within::Hunk { hunk: i + 1, of }));
+            }
+        }
+    }
     let look = options
         .feedback_until
         .is_none_or(|until| std::time::Instant::now() < until);
@@ -854,21 +869,23 @@ fn edit_lines<F: Files>(
                     step,
                 } => {
                     *found = Found::lines(&lines);
+                    let len = hunk
+                        .checked_sub(1)
+                        .and_then(|i| hunks.get(i))
+                        .map_or(1, |h| h.old_lines().len());
+                    let file = String::from_utf8_lossy(&existing.bytes);
                     (
-                    format!(
-                        "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
-                        of_hunks(hunk, of),
-                        join(&lines),
-                        if step == super::edit::Step::Exact {
-                            String::new()
-                        } else {
-                            " (when read loosely)".to_string()
-                        }
-                    ),
-                    vec![
-                        "include more of the surrounding lines, so that the lines to change match only where you mean"
-                            .to_string(),
-                    ],
+                        format!(
+                            "{} match at lines {}{}, and nothing says which is meant; nothing was changed",
+                            of_hunks(hunk, of),
+                            join(&lines),
+                            if step == super::edit::Step::Exact {
+                                String::new()
+                            } else {
+                                " (when read loosely)".to_string()
+                            }
+                        ),
+                        super::apart::hunk_advice(&file, &lines, len),
                     )
                 }
                 EditError::NotFound {
@@ -890,7 +907,11 @@ fn edit_lines<F: Files>(
                             ""
                         }
                     ),
-                    vec!["copy the @@ context line from the file exactly as it is now".to_string()],
+                    super::feedback::anchor_advice(
+                        &String::from_utf8_lossy(&existing.bytes),
+                        &anchor,
+                        hunk > 1,
+                    ),
                 ),
                 EditError::NotFound {
                     hunk, of, feedback, ..

@@ -214,6 +214,54 @@ pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
     }
 }
 
+/// Lines of a file looked at for [`closest_line`], at most.
+const MAX_LINES_SCANNED: usize = 200_000;
+
+/// The line of `file` most like `wanted` (an apply_patch `@@` context
+/// line that is not in the file): its 1-based number, its text trimmed and
+/// how alike they are (0.0–1.0), when at least half alike. Lines are
+/// compared as [`canonical`] reads them; a line of very different length
+/// is not scored.
+pub fn closest_line(file: &str, wanted: &str) -> Option<(u32, String, f32)> {
+    let want = canonical(wanted);
+    if want.is_empty() {
+        return None;
+    }
+    let mut best: Option<(u32, &str, f32)> = None;
+    for (i, line) in file.split('\n').take(MAX_LINES_SCANNED).enumerate() {
+        let have = canonical(line);
+        let (a, b) = (have.len(), want.len());
+        if have.is_empty() || a * 2 < b || b * 2 < a {
+            continue;
+        }
+        let score = strsim::normalized_levenshtein(&have, &want) as f32;
+        if best.is_none_or(|(_, _, s)| score > s) {
+            best = Some((i as u32 + 1, line.trim(), score));
+        }
+    }
+    best.filter(|&(_, _, s)| s >= 0.5)
+        .map(|(n, text, s)| (n, text.to_string(), s))
+}
+
+/// The details of an apply_patch `@@` context line that is not in the
+/// file (where it was looked for: after the hunks before it when
+/// `after_hunks`): the closest line, and why it was not taken.
+pub fn anchor_advice(file: &str, anchor: &str, after_hunks: bool) -> Vec<String> {
+    let mut details = match closest_line(file, anchor) {
+        // Found whole: it stands before where this hunk was looked for.
+        Some((line, _, score)) if score >= 1.0 && after_hunks => vec![format!(
+            "line {line} has it, but before the lines of the hunks before this one: a patch's hunks go in the file's order"
+        )],
+        Some((line, text, score)) => vec![format!(
+            "closest line: {line}, `{text}` ({:.0}% similar), not taken: a context line must be in the file as written, but for leading and trailing whitespace and Unicode punctuation",
+            score * 100.0
+        )],
+        None => vec!["no line of the file is like it".to_string()],
+    };
+    details.push("copy the @@ context line from the file exactly as it is now".to_string());
+    details
+}
+
 /// The feedback of a failure past the apply's budget: no region looked for.
 pub fn without_search() -> Feedback {
     Feedback {
@@ -708,6 +756,19 @@ mod tests {
                 line: 3,
                 extra: false
             }]
+        );
+    }
+
+    #[test]
+    fn the_closest_line_to_a_missing_context_line() {
+        let file = "def a():\n    pass\n\ndef handle_request(self, req):\n    return req\n";
+        let (line, text, score) =
+            closest_line(file, "def handle_request(self, request):").expect("a line");
+        assert_eq!((line, text.as_str()), (4, "def handle_request(self, req):"));
+        assert!(score > 0.8, "{score}");
+        assert_eq!(
+            closest_line(file, "class Nothing(Like, This, At, All):"),
+            None
         );
     }
 

@@ -5,12 +5,16 @@
 //! transaction code reads a file, calls in here, and writes the result.
 //!
 //! One module per operation: SEARCH (`search`), with its line-ending model
-//! (`text`) and the no-match feedback (`feedback`); WRITE content rules
-//! (`write`); INSERT (`insert`); delete, move and mkdir (`paths`); READ
-//! (`read`); EDIT (`edit`, and `exact` for hunks that give their line
-//! ends); CREATE (`create`) and a file's mode (`mode`). `exec` runs a plan through them; `files` is the store they
+//! (`text`), the no-match feedback (`feedback`) and the advice for a
+//! pattern that matches several places (`apart`); WRITE content rules
+//! (`write`); the lazy-placeholder guard of every edit (`placeholder`);
+//! INSERT (`insert`); delete, move and mkdir (`paths`); READ (`read`);
+//! EDIT (`edit`, its loose steps' rules in `loose`, and `exact` for hunks
+//! that give their line ends); CREATE (`create`) and a file's mode
+//! (`mode`). `exec` runs a plan through them; `files` is the store they
 //! edit, `dir` the store of `--no-git`.
 
+pub mod apart;
 pub mod create;
 pub mod dir;
 pub mod edit;
@@ -22,6 +26,7 @@ pub mod insert;
 pub mod loose;
 pub mod mode;
 pub mod paths;
+pub mod placeholder;
 pub mod read;
 pub mod search;
 pub mod text;

@@ -1,10 +1,12 @@
 //! WRITE: the bytes a file gets (apply.md §4).
 //!
 //! Owns content rules only: final newline, keeping an overwritten file's
-//! line-ending style, append on a new line, and the lazy-placeholder guard.
-//! Parent directories, modes (executable bit kept, new files 0644) and
-//! paths belong to the tree the caller writes into.
+//! line-ending style, append on a new line; an overwrite asks the
+//! lazy-placeholder guard (`placeholder`, shared by every operation that
+//! replaces lines). Parent directories, modes (executable bit kept, new
+//! files 0644) and paths belong to the tree the caller writes into.
 
+pub use super::placeholder::Placeholder;
 use super::text::{LineEnding, Text};
 
 /// How to write.
@@ -15,15 +17,6 @@ pub struct Write<'a> {
     pub append: bool,
     /// Add `\n` to non-empty content that lacks one (`clada.finalNewline`).
     pub final_newline: bool,
-}
-
-/// A WRITE refused by the placeholder guard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placeholder {
-    /// 1-based line of the placeholder in the WRITE content.
-    pub line: u32,
-    /// The line, trimmed.
-    pub text: String,
 }
 
 /// The new bytes of the file, given its current bytes (`None`: new file).
@@ -53,21 +46,6 @@ pub fn write(existing: Option<&[u8]>, w: &Write<'_>, guard: bool) -> Result<Vec<
         LineEnding::Lf => content.into_bytes(),
         _ => text.with_file_endings(&content),
     })
-}
-
-/// The first elision placeholder in a SEARCH's replacement that its
-/// pattern (and TO text) do not have, when the replacement is also
-/// shorter: the same deletion as a lazy WRITE, inside one match.
-pub fn replacement_placeholder(
-    pattern: &str,
-    to: Option<&str>,
-    replacement: &str,
-) -> Option<Placeholder> {
-    let matched = match to {
-        Some(to) => format!("{pattern}\n{to}"),
-        None => pattern.to_string(),
-    };
-    placeholder(replacement, matched.as_bytes())
 }
 
 /// WRITE content a model wrapped whole in a markdown fence (a first line
@@ -104,90 +82,10 @@ pub fn unfenced<'c>(path: &str, content: &'c str) -> Option<&'c str> {
     Some(inner)
 }
 
-/// The first elision placeholder in `content` that the old file does not
-/// have, when the new content is also shorter: the classic way a model
-/// deletes code ("// ... existing code ...").
+/// The placeholder a WRITE's content puts where the old file had real
+/// lines: a whole-file rewrite judged as any other edit of lines.
 fn placeholder(content: &str, old: &[u8]) -> Option<Placeholder> {
-    if content.len() >= old.len() {
-        return None;
-    }
-    let old = String::from_utf8_lossy(old);
-    content.split('\n').enumerate().find_map(|(i, line)| {
-        let trimmed = line.trim();
-        (is_placeholder(trimmed) && !old.lines().any(|o| o.trim() == trimmed)).then(|| {
-            Placeholder {
-                line: i as u32 + 1,
-                text: trimmed.to_string(),
-            }
-        })
-    })
-}
-
-/// Phrases that, in a comment, say "code left out here".
-const PHRASES: &[&str] = &[
-    "existing code",
-    "rest of the file",
-    "rest of file",
-    "rest of the code",
-    "rest of the function",
-    "rest of the class",
-    "rest of the implementation",
-    "rest unchanged",
-    "remains unchanged",
-    "remain unchanged",
-    "unchanged code",
-    "stays the same",
-    "remains the same",
-    "remain the same",
-    "same as before",
-    "omitted for brevity",
-    "previous code",
-    "existing implementation",
-    "existing methods",
-    "existing imports",
-    "other methods",
-    "keep existing",
-];
-
-/// Words that, next to an ellipsis in a comment, say the same.
-const WORDS: &[&str] = &[
-    "existing",
-    "rest",
-    "unchanged",
-    "same",
-    "previous",
-    "omitted",
-    "remaining",
-    "code",
-    "other",
-];
-
-/// Whether a trimmed line is an elision placeholder: a comment (`//`, `#`,
-/// `/* */`, `<!-- -->`, `--`, `;`) that names left-out code, holds only an
-/// ellipsis, or has an ellipsis next to such a word. A bare `...` outside a
-/// comment (valid Python) is not one.
-fn is_placeholder(line: &str) -> bool {
-    const OPENERS: &[&str] = &["//", "#", "/*", "<!--", "--", ";", "{/*", "*"];
-    let Some(body) = OPENERS.iter().find_map(|o| line.strip_prefix(o)) else {
-        return false;
-    };
-    let body = body.to_lowercase();
-    if PHRASES.iter().any(|p| body.contains(p)) {
-        return true;
-    }
-    let ellipsis = body.contains("...") || body.contains('…');
-    // A comment that is nothing but an ellipsis: `// ...`, `<!-- ... -->`.
-    let bare = body
-        .trim()
-        .trim_end_matches("-->")
-        .trim_end_matches("*/}")
-        .trim_end_matches("*/")
-        .trim();
-    // Whole words only: "decode" is not "code", "restore" not "rest".
-    let has_word = body
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|word| WORDS.contains(&word));
-    ellipsis && (matches!(bare, "..." | "…") || has_word)
+    super::placeholder::elided_text(&String::from_utf8_lossy(old), content, old)
 }
 
 #[cfg(test)]
@@ -245,14 +143,15 @@ mod tests {
     }
 
     #[test]
-    fn placeholder_that_shrinks_the_file_is_refused() {
+    fn a_placeholder_where_lines_were_is_refused() {
         let old = b"fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
         let err = write(Some(old), &w("fn a() {}\n// ... existing code ...\n"), true).unwrap_err();
         assert_eq!(
             err,
             Placeholder {
                 line: 2,
-                text: "// ... existing code ...".into()
+                text: "// ... existing code ...".into(),
+                removed: 3,
             }
         );
         for line in [
@@ -280,34 +179,24 @@ mod tests {
     }
 
     #[test]
-    fn a_replacement_with_a_new_placeholder_that_shrinks_the_match_is_caught() {
-        let pattern = "def a():\n    return 1\n\ndef b():\n    return 2";
-        let p = replacement_placeholder(pattern, None, "def a():\n    # ... existing code ...");
-        assert_eq!(p.map(|p| p.line), Some(2));
-        assert_eq!(
-            replacement_placeholder(
-                "# ... existing code ...\nx = 1",
-                None,
-                "# ... existing code ..."
-            ),
-            None
-        );
-        assert_eq!(
-            replacement_placeholder("x = 1", None, "x = 2\n# ... rest of file ...\ny = 3"),
-            None
-        );
-    }
-
-    #[test]
     fn placeholder_guard_spares_real_content() {
         let old = b"x = 1\n# ... existing code ...\ny = 2\nz = 3\n";
         // Already in the old file: kept on purpose.
         assert!(write(Some(old), &w("# ... existing code ...\n"), true).is_ok());
         // The guard can be turned off.
         assert!(write(Some(old), &w("// ... existing code ..."), false).is_ok());
-        // Not shorter: a rewrite, not an elision.
-        let long = "# rest of file unchanged\n".repeat(10);
-        assert!(write(Some(b"short\n"), &w(&long), true).is_ok());
+        // Longer in bytes, and nothing removed around it: a comment.
+        assert!(
+            write(
+                Some(b"short\n"),
+                &w("short\n# rest of file unchanged\n"),
+                true
+            )
+            .is_ok()
+        );
+        // Longer in bytes, but real lines gone where it stands: refused.
+        let long = "x = 1\n# ... existing code ... (kept as it was, all of it)\n";
+        assert!(write(Some(old), &w(long), true).is_err());
         // Ordinary comments and Python's Ellipsis.
         for line in [
             "# compute the rest",

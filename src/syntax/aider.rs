@@ -18,8 +18,9 @@
 //! Markers are 5 to 9 characters (`<<<<<<< SEARCH`, `=======`,
 //! `>>>>>>> REPLACE`; Cline's `------- SEARCH` and `+++++++ REPLACE`). The
 //! file path is the line just before the block, or before its opening
-//! fence, as aider finds it; a block without one keeps the previous
-//! block's path. Each block is one task: an EDIT of one hunk found as
+//! fence, as aider finds it (spaces allowed); a block after prose keeps the
+//! previous block's path, and a block after a line that may be a path or
+//! prose is refused, never applied to the previous block's file. Each block is one task: an EDIT of one hunk found as
 //! `plan::Locate::Unique` finds it, or, with an empty SEARCH, a WRITE that
 //! creates the file or appends to it.
 
@@ -53,48 +54,132 @@ fn marker(line: &str) -> Option<Marker> {
     }
 }
 
-/// The path a line names, as aider reads one: trimmed, without a trailing
-/// `:`, leading `#`, surrounding backticks or asterisks (`\_` is `_`);
-/// also Cline's `<path>…</path>`. `None` for a fence, `...`, a blank line,
-/// text with spaces in it, or a word with a colon and neither `.` nor `/`
-/// (prose such as "Here is the change:" or "Sure:", which aider would take
-/// for a file name).
-fn file_name(line: &str) -> Option<String> {
-    let t = line.trim();
-    if t.is_empty() || t == "..." || t.starts_with("```") {
-        return None;
-    }
-    let t = t
-        .strip_prefix("<path>")
-        .and_then(|r| r.strip_suffix("</path>"))
-        .unwrap_or(t);
-    // "Sure:" or "Changes:" before a block is prose; "src/a.py:" a path.
-    let colon = t.ends_with(':');
-    let t = t
-        .trim_end_matches(':')
-        .trim_start_matches('#')
-        .trim()
-        .trim_matches('`')
-        .trim_matches('*');
-    if t.is_empty() || t.contains(char::is_whitespace) || (colon && !t.contains(['.', '/'])) {
-        return None;
-    }
-    Some(t.replace("\\_", "_"))
+/// What the line before a block says about the block's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PathLine {
+    /// The file's path.
+    Path(String),
+    /// Prose, a blank line or nothing: the block keeps the previous
+    /// block's path.
+    Prose,
+    /// A line that may be a path or prose (the line, trimmed): the block
+    /// is refused rather than applied to the previous block's file.
+    Unclear(String),
 }
 
-/// The path of a block whose SEARCH marker follows `before` (the lines
-/// before it, nearest last): the nearest line that names one, looking
-/// past fence lines only (aider's `find_filename`, three lines back).
-fn path_before(before: &[&str]) -> Option<String> {
-    for line in before.iter().rev().take(3) {
-        if let Some(name) = file_name(line) {
-            return Some(name);
+/// What a line just before a block (or before its fence) is, as aider
+/// reads a path and more carefully: trimmed, without a trailing `:`,
+/// leading `#`, surrounding backticks or asterisks (`\_` is `_`); also
+/// Cline's `<path>…</path>`. aider takes any such line for a path; here
+///
+/// - a word without spaces is a path, unless it ends a sentence with
+///   neither `.` nor `/` in it ("Sure:", "Done.");
+/// - a line with spaces is a path when it is wrapped whole in backticks or
+///   `<path>`, or ends in a file extension with no `: ` in it and at most
+///   three words a name ("my notes.txt"); it is prose
+///   when it ends a sentence (`:` `.` `!` `?` `,` `;`) and names no file
+///   ("Here is the change:");
+/// - anything else with spaces ("Now the notes", "Update `a.py`:") is
+///   unclear.
+fn path_line(line: &str) -> PathLine {
+    let t = line.trim();
+    if t.is_empty() || t == "..." {
+        return PathLine::Prose;
+    }
+    let unclear = || PathLine::Unclear(t.to_string());
+    let (mut name, mut marked) = match t
+        .strip_prefix("<path>")
+        .and_then(|r| r.strip_suffix("</path>"))
+    {
+        Some(inner) => (inner.trim(), true),
+        None => (t, false),
+    };
+    let mut colon = name.ends_with(':');
+    name = name.trim_end_matches(':').trim_start_matches('#').trim();
+    marked |= name.len() > 2 && name.starts_with('`') && name.ends_with('`');
+    name = name.trim_matches('`').trim_matches('*').trim();
+    // "**Sure:**": the colon inside the emphasis.
+    colon |= name.ends_with(':');
+    name = name.trim_end_matches(':').trim_end();
+    if name.is_empty() {
+        return PathLine::Prose;
+    }
+    let path = || PathLine::Path(name.replace("\\_", "_"));
+    let sentence = colon || name.ends_with(['.', '!', '?', ',', ';']);
+    if !name.contains(char::is_whitespace) {
+        let bare = name.trim_end_matches(['.', '!', '?', ',', ';']);
+        return if sentence && !bare.contains(['.', '/']) {
+            PathLine::Prose
+        } else {
+            path()
+        };
+    }
+    if marked && !name.contains(['`', '*']) {
+        return path();
+    }
+    // A word that names a file (`a.py`, `src/x`), or code, in a sentence.
+    let names_file = name.contains(['`', '/']) || name.split_whitespace().any(has_inner_dot);
+    if sentence {
+        return if names_file {
+            unclear()
+        } else {
+            PathLine::Prose
+        };
+    }
+    // "File: a.py" is a label, and a name of more than three words is
+    // more likely a sentence ("Create the file notes.txt") than a file.
+    let wordy = name
+        .split('/')
+        .any(|part| part.split_whitespace().count() > 3);
+    if !name.contains(['`', '*']) && !name.contains(": ") && !wordy && has_extension(name) {
+        return path();
+    }
+    unclear()
+}
+
+/// Whether a word has a `.` between two letters or digits (`a.py`, `e.g`).
+fn has_inner_dot(word: &str) -> bool {
+    let b = word.as_bytes();
+    (1..b.len().saturating_sub(1)).any(|i| {
+        b[i] == b'.' && b[i - 1].is_ascii_alphanumeric() && b[i + 1].is_ascii_alphanumeric()
+    })
+}
+
+/// Whether the last name of `path` ends in an extension: `.` then 1 to 10
+/// letters or digits, after a character of the name.
+fn has_extension(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    match file.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && !stem.ends_with(char::is_whitespace)
+                && (1..=10).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric())
         }
+        None => false,
+    }
+}
+
+/// What the lines before a block's SEARCH marker (nearest last) say about
+/// its file: the nearest line that is not a fence, looking past fence
+/// lines only (aider's `find_filename`, three lines back).
+fn path_before(before: &[&str]) -> PathLine {
+    for line in before.iter().rev().take(3) {
         if !line.trim_start().starts_with("```") {
-            return None;
+            return path_line(line);
         }
     }
-    None
+    PathLine::Prose
+}
+
+/// The path a block inherits from the blocks before it.
+#[derive(Debug, Clone)]
+enum Carried {
+    None,
+    Path(String),
+    /// The last path line was unclear (its block's line): no later block
+    /// may take an older path instead.
+    Unclear(u32),
 }
 
 /// Where the reader is; a block's lines are borrowed from the reply until
@@ -110,6 +195,9 @@ struct Block {
     task: TaskId,
     line: u32,
     path: Option<String>,
+    /// Why it has no path although a line may have named one: the line
+    /// before it, or an earlier block's, was unclear.
+    unclear: Option<String>,
     /// Why it cannot run, with lines (also diagnostics).
     reasons: Vec<(u32, String)>,
 }
@@ -119,7 +207,7 @@ struct Reader<'t> {
     diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     /// The path the last block named: a block without one keeps it.
-    current: Option<String>,
+    current: Carried,
     block: Option<Block>,
     /// The last three lines, for a block's path.
     recent: [&'t str; 3],
@@ -131,7 +219,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
         text,
         diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
-        current: None,
+        current: Carried::None,
         block: None,
         recent: [""; 3],
     };
@@ -204,14 +292,34 @@ impl<'t> Reader<'t> {
             top: self.drafts.len() as u32 + 1,
             sub: None,
         };
-        let path = path_before(&self.recent).or_else(|| self.current.clone());
-        if let Some(p) = &path {
-            self.current = Some(p.clone());
-        }
+        let (path, unclear) = match (path_before(&self.recent), &self.current) {
+            (PathLine::Path(p), _) => {
+                self.current = Carried::Path(p.clone());
+                (Some(p), None)
+            }
+            (PathLine::Prose, Carried::Path(p)) => (Some(p.clone()), None),
+            (PathLine::Prose, Carried::None) => (None, None),
+            (PathLine::Prose, Carried::Unclear(at)) => (
+                None,
+                Some(format!(
+                    "the block has no path line of its own and the one before it (line {at}) was unclear, so the block was not applied (to no older file either): write the file's path alone on the line before the block's fence"
+                )),
+            ),
+            (PathLine::Unclear(text), _) => {
+                self.current = Carried::Unclear(line.no);
+                (
+                    None,
+                    Some(format!(
+                        "the line before the block, `{text}`, may be the file's path or prose, so the block was not applied (to no other file either): write the path alone on the line before the block's fence, with a blank line after any prose"
+                    )),
+                )
+            }
+        };
         self.block = Some(Block {
             task,
             line: line.no,
             path,
+            unclear,
             reasons: Vec::new(),
         });
         // The task's number is taken even if the block turns out broken.
@@ -222,9 +330,23 @@ impl<'t> Reader<'t> {
     }
 
     fn complete(&mut self, old: Vec<&'t str>, new: Vec<&'t str>) {
-        let Some((line, path)) = self.block.as_ref().map(|b| (b.line, b.path.clone())) else {
+        let Some((line, path, unclear)) = self
+            .block
+            .as_ref()
+            .map(|b| (b.line, b.path.clone(), b.unclear.clone()))
+        else {
             return;
         };
+        if let Some(why) = unclear {
+            self.fault(
+                line,
+                DiagnosticKind::MalformedBlock,
+                why,
+                "write the file's path alone on the line just before the block's opening fence (a path with spaces as it is: my notes.txt), and leave a blank line between prose and the block",
+            );
+            self.close();
+            return;
+        }
         let Some(path) = path else {
             self.fault(
                 line,
@@ -376,19 +498,101 @@ mod tests {
 
     #[test]
     fn path_lines_as_models_decorate_them() {
+        let path = |p: &str| PathLine::Path(p.to_string());
         for (line, want) in [
-            ("**src/a.py**", Some("src/a.py")),
-            ("`src/a.py`:", Some("src/a.py")),
-            ("# src/my\\_file.py", Some("src/my_file.py")),
-            ("<path>src/a.py</path>", Some("src/a.py")),
-            ("Here is the change:", None),
-            ("Sure:", None),
-            ("Makefile", Some("Makefile")),
-            ("```python", None),
-            ("", None),
+            ("**src/a.py**", path("src/a.py")),
+            ("`src/a.py`:", path("src/a.py")),
+            ("# src/my\\_file.py", path("src/my_file.py")),
+            ("<path>src/a.py</path>", path("src/a.py")),
+            ("Makefile", path("Makefile")),
+            ("Here is the change:", PathLine::Prose),
+            ("Sure:", PathLine::Prose),
+            ("**Sure:**", PathLine::Prose),
+            ("Done.", PathLine::Prose),
+            ("", PathLine::Prose),
         ] {
-            assert_eq!(file_name(line).as_deref(), want, "{line:?}");
+            assert_eq!(path_line(line), want, "{line:?}");
         }
+    }
+
+    #[test]
+    fn a_path_with_spaces_is_a_path_and_an_unclear_line_is_said_so() {
+        let path = |p: &str| PathLine::Path(p.to_string());
+        let unclear = |p: &str| PathLine::Unclear(p.to_string());
+        for (line, want) in [
+            ("my notes.txt", path("my notes.txt")),
+            ("docs/release notes.md", path("docs/release notes.md")),
+            // With spaces, a colon may end a sentence that names a file.
+            ("docs/release notes.md:", unclear("docs/release notes.md:")),
+            ("`My Project/Makefile`", path("My Project/Makefile")),
+            ("<path>my notes.txt</path>", path("my notes.txt")),
+            ("Sure, here is the fix for the parser:", PathLine::Prose),
+            ("This keeps the old behaviour.", PathLine::Prose),
+            ("Now the notes again", unclear("Now the notes again")),
+            ("Update `src/app.py`:", unclear("Update `src/app.py`:")),
+            ("Changes to notes.txt:", unclear("Changes to notes.txt:")),
+            ("File: src/app.py", unclear("File: src/app.py")),
+            (
+                "Create the file src/new.py",
+                unclear("Create the file src/new.py"),
+            ),
+            ("src/My Old Notes.txt", path("src/My Old Notes.txt")),
+            (
+                "Here is the updated code for `app.py`",
+                unclear("Here is the updated code for `app.py`"),
+            ),
+        ] {
+            assert_eq!(path_line(line), want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_after_an_unclear_line_is_refused_and_so_are_blocks_that_would_inherit_it() {
+        let block = "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n";
+        let text = format!(
+            "a.py\n{block}\nHere is the change:\n{block}\nmy notes.txt\n{block}\nNow the notes again\n{block}\n{block}"
+        );
+        let parsed = parse(&text);
+        let targets: Vec<Option<String>> = parsed
+            .drafts
+            .iter()
+            .map(|d| {
+                d.action.as_ref().and_then(|a| match a {
+                    Action::Edit { path, .. } => Some(path.clone()),
+                    _ => None,
+                })
+            })
+            .collect();
+        let some = |p: &str| Some(p.to_string());
+        assert_eq!(
+            targets,
+            [some("a.py"), some("a.py"), some("my notes.txt"), None, None]
+        );
+        let messages: Vec<&str> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert!(
+            messages[0].contains("`Now the notes again`, may be the file's path or prose"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("was unclear"), "{messages:?}");
+        assert!(
+            parsed
+                .diagnostics
+                .iter()
+                .all(|d| d.kind.code() == "malformed_block")
+        );
+    }
+
+    #[test]
+    fn cline_blocks_take_a_path_with_spaces_too() {
+        let text = "<path>my notes.txt</path>\n------- SEARCH\nx\n=======\ny\n+++++++ REPLACE\n";
+        assert_eq!(
+            drafts(text),
+            [(1, None, Some(edit("my notes.txt", &["x"], &["y"])))]
+        );
     }
 
     #[test]
@@ -444,6 +648,17 @@ mod tests {
             let parsed = crate::syntax::parse(prose.as_bytes(), Choice::Auto, &delims);
             assert_ne!(parsed.syntax, Syntax::Aider, "{prose}");
             assert!(parse(prose).drafts.is_empty(), "{prose}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any line before a block reads as a path, prose or unclear
+        /// without a panic, and a path is never empty or a fence.
+        #[test]
+        fn any_path_line_is_read_without_panic(line in "[ `*#:<>/a-z.\\\\_é]{0,24}") {
+            if let PathLine::Path(p) = path_line(&line) {
+                proptest::prop_assert!(!p.is_empty() && !p.starts_with("```"), "{:?}", p);
+            }
         }
     }
 

@@ -22,6 +22,7 @@ mod history_fixture;
 mod history_model;
 mod hook;
 mod http;
+mod loose;
 mod messages;
 mod parse;
 mod progress;

@@ -127,7 +127,7 @@ pub struct ApplyArgs {
     #[arg(long = "match", value_enum, value_name = "MODE")]
     pub match_mode: Option<MatchArg>,
 
-    /// Allow WRITE content and SEARCH replacements with elision placeholders such as "// ... existing code ..."
+    /// Allow edits whose new text puts an elision placeholder such as "// ... existing code ..." where code was
     #[arg(long)]
     pub allow_placeholders: bool,
 

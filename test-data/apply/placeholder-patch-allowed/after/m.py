@@ -1,0 +1,4 @@
+def a():
+    return 10
+
+# ... existing code ...
