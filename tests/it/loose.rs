@@ -46,7 +46,7 @@ const NESTED: &str = "class A:\n    def f(self):\n        return 1\n";
 
 #[test]
 fn a_loose_step_is_named_in_both_reports_for_every_syntax() {
-    let shifted = "matched with every line's indentation shifted by one uniform amount";
+    let shifted = "matched only with every line's indentation shifted by 4 columns";
     // aider: the SEARCH lines without the class's indentation.
     let aider = "a.py\n<<<<<<< SEARCH\ndef f(self):\n    return 1\n=======\ndef f(self):\n    return 2\n>>>>>>> REPLACE\n";
     let (text, report) = reports(&[("a.py", NESTED)], &[], aider);
@@ -66,7 +66,7 @@ fn a_loose_step_is_named_in_both_reports_for_every_syntax() {
     both_say(
         &text,
         &report,
-        "matched only when trailing whitespace is ignored",
+        "matched only with trailing whitespace ignored",
     );
 }
 
@@ -79,7 +79,7 @@ fn a_search_matched_with_match_whitespace_says_so_even_when_nothing_changed() {
             "<---SEARCH file=\"a.rs\"--->\nif x {{\n    a();\n}}\n<---REPLACE--->\n{new}\n<---END--->\n"
         )
     };
-    let words = "matched with --match whitespace at lines 2-4";
+    let words = "--match whitespace at lines 2-4: matched only with";
     let (text, report) = reports(
         &[("a.rs", BLOCK)],
         &["--match", "whitespace"],
