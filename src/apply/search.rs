@@ -258,27 +258,22 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     let Ok(norm) = std::str::from_utf8(text.norm()) else {
         return Ok(None);
     };
-    // A blank line before REPLACE leaves a trailing empty line: it is not
-    // a line that must match.
-    let pattern: Vec<&str> = search
-        .pattern
-        .strip_suffix('\n')
-        .unwrap_or(search.pattern)
-        .split('\n')
-        .collect();
-    // Whole lines are replaced without their last line end, so a
-    // replacement that ends in one (like the pattern did) drops it.
-    let replacement_text = match search.pattern.ends_with('\n') {
-        true => search
-            .replacement
-            .strip_suffix('\n')
-            .unwrap_or(search.replacement),
-        false => search.replacement,
+    // A pattern ending in a line end (a blank line before REPLACE) matches
+    // through that line end; a replacement ending in one writes one. So
+    // the line structure is what an exact match of the same texts gives.
+    let (pattern_body, pattern_nl) = match search.pattern.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (search.pattern, false),
     };
-    let replacement: Vec<&str> = if replacement_text.is_empty() {
+    let (replacement_body, replacement_nl) = match search.replacement.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (search.replacement, false),
+    };
+    let pattern: Vec<&str> = pattern_body.split('\n').collect();
+    let replacement: Vec<&str> = if replacement_body.is_empty() && !replacement_nl {
         Vec::new()
     } else {
-        replacement_text.split('\n').collect()
+        replacement_body.split('\n').collect()
     };
     let (s, n, new, how) = match whitespace_lines(norm, &pattern, &replacement) {
         Loose::NotFound | Loose::Unindentable(_) => return Ok(None),
@@ -299,7 +294,14 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
             .unwrap_or(norm.len() - starts[i])
     };
     let start = starts[s];
-    let end = starts[s + n - 1] + line_len(s + n - 1);
+    let mut end = starts[s + n - 1] + line_len(s + n - 1);
+    if pattern_nl && end < norm.len() {
+        end += 1;
+    }
+    let mut new = new.join("\n");
+    if replacement_nl {
+        new.push('\n');
+    }
     let at = if n == 1 {
         format!("line {}", s + 1)
     } else {
@@ -307,7 +309,7 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     };
     let note = format!("--match whitespace at {at}: {how}");
     Ok(Some(Replaced {
-        bytes: text.splice(&[(start..end, text.with_file_endings(&new.join("\n")))]),
+        bytes: text.splice(&[(start..end, text.with_file_endings(&new))]),
         lines: vec![s as u32 + 1],
         whitespace_note: Some(note),
     }))
