@@ -49,9 +49,10 @@ pub fn damaged(ops: &[FileOp], damage: Option<Damage>, seed: u64) -> Result<Vec<
 }
 
 /// Lines of one of aider's marker shapes (5–9 of `<`, `=`, `>`, or
-/// Cline's `-`/`+`), which a block's content cannot hold.
+/// Cline's `-`/`+`), which a block's content cannot hold; indented too,
+/// as aider's own reader strips a line before it compares.
 fn marker_like(text: &str) -> bool {
-    let t = text.trim_end();
+    let t = text.trim();
     ['<', '=', '>', '-', '+'].iter().any(|&c| {
         let run = t.chars().take_while(|&x| x == c).count();
         (5..=9).contains(&run) && (t.len() == run || t[run..].starts_with(' '))
@@ -140,7 +141,9 @@ fn csl_content(out: &mut String, text: &str) -> Result<(), Skip> {
         return Ok(());
     }
     for l in text.split('\n') {
-        if l.starts_with("<---") {
+        // Indented too: an indented marker is a warning that drops the
+        // operation (csl.md §6), not content.
+        if l.trim_start().starts_with("<---") {
             return Err(Skip::Na(
                 "a line starting with CSL's start delimiter".into(),
             ));

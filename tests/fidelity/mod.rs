@@ -189,7 +189,7 @@ impl Config {
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(own),
             keep: flag("FIDELITY_KEEP", false),
-            run_name: run_name.to_string(),
+            run_name: std::env::var("FIDELITY_RUN").unwrap_or_else(|_| run_name.to_string()),
         })
     }
 }
@@ -315,7 +315,7 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
         tmp.path().join("work")
     };
     let next = AtomicUsize::new(0);
-    let cases = Mutex::new(Vec::new());
+    let cases = Mutex::new((Vec::new(), 0usize));
     std::thread::scope(|scope| {
         for _ in 0..config.threads {
             scope.spawn(|| {
@@ -323,15 +323,17 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(entry) = entries.get(i) else { break };
                     let done = run_entry(config, entry, &base);
-                    cases
-                        .lock()
-                        .expect("no thread panics holding it")
-                        .extend(done);
+                    let mut all = cases.lock().expect("no thread panics holding it");
+                    all.0.extend(done);
+                    all.1 += 1;
+                    if all.1 % 25 == 0 || all.1 == entries.len() {
+                        eprintln!("fidelity: {}/{} commits", all.1, entries.len());
+                    }
                 }
             });
         }
     });
-    let mut cases = cases.into_inner().expect("no thread panicked");
+    let mut cases = cases.into_inner().expect("no thread panicked").0;
     let order = |s: &Scenario| config.scenarios.iter().position(|x| x == s);
     cases.sort_by_key(|c| {
         (

@@ -69,7 +69,9 @@ pub fn template(entry: &Entry, dir: &Path, home: &Path) -> Result<(), String> {
             ))
         }
     };
-    git_ok(&["init", "-q", "-b", "main"])?;
+    // No template: no sample hooks to copy for every apply.
+    git_ok(&["init", "-q", "--template=", "-b", "main"])?;
+    std::fs::create_dir_all(dir.join(".git/info")).map_err(|e| e.to_string())?;
     git_ok(&["config", "core.autocrlf", "false"])?;
     git_ok(&["config", "core.filemode", "true"])?;
     git_ok(&["config", "core.symlinks", "true"])?;

@@ -13,6 +13,7 @@ mod color;
 mod common;
 mod completions;
 mod conformance;
+mod fidelity;
 mod help;
 mod history;
 #[cfg(debug_assertions)]
