@@ -219,16 +219,16 @@ fn sample(entries: Vec<Entry>, own: usize) -> Vec<Entry> {
             .filter(|&i| entries[i].corpus == corpus)
             .collect();
         for tag in SAMPLE_TAGS {
+            // A commit kept for an earlier tag may cover this one too.
+            let covered = idx
+                .iter()
+                .any(|&j| keep[j] && entries[j].tags.iter().any(|t| t == tag));
             if let Some(&i) = idx
                 .iter()
                 .find(|&&i| entries[i].tags.iter().any(|t| t == tag))
+                && !covered
             {
-                if !idx
-                    .iter()
-                    .any(|&j| keep[j] && entries[j].tags.iter().any(|t| t == tag))
-                {
-                    keep[i] = true;
-                }
+                keep[i] = true;
             }
         }
         if let Some(&i) = idx.iter().find(|&&i| entries[i].tags.is_empty()) {
