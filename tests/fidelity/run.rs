@@ -107,6 +107,9 @@ pub struct Ran {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub output: String,
+    /// A Rust panic's message on standard error (`thread '…' panicked
+    /// at`), which a report that quotes file content cannot fake.
+    pub panicked: bool,
     pub elapsed: Duration,
 }
 
@@ -155,11 +158,15 @@ fn run(mut cmd: Command, scratch: &Path) -> Ran {
         output.push_str("\n[stderr]\n");
         output.push_str(&String::from_utf8_lossy(&err));
     }
+    let panicked = String::from_utf8_lossy(&err)
+        .lines()
+        .any(|l| l.starts_with("thread '") && l.contains("' panicked at"));
     Ran {
         code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
         timed_out,
         output,
+        panicked,
         elapsed,
     }
 }
@@ -170,6 +177,7 @@ fn failed(why: &str) -> Ran {
         signal: None,
         timed_out: false,
         output: why.to_string(),
+        panicked: false,
         elapsed: Duration::ZERO,
     }
 }
@@ -263,7 +271,7 @@ fn judge(tool: Tool, ran: &Ran, work: &Path, scratch: &Path, want: &Tree) -> Out
             format!("no answer in {} s", TIMEOUT.as_secs()),
         );
     }
-    if ran.output.contains("panicked at") {
+    if ran.panicked {
         return Outcome::new(Class::Crash, "a panic".into());
     }
     if let Some(sig) = ran.signal {
