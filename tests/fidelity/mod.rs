@@ -322,6 +322,20 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
     } else {
         tmp.path().join("work")
     };
+    // The peers that are installed ("where installed", says the issue).
+    let mut peers = Vec::new();
+    if config.peers {
+        peers.extend([Tool::GitApply, Tool::GitApplyRecount]);
+        let patch = std::process::Command::new("patch")
+            .arg("--version")
+            .output();
+        match patch {
+            Ok(o) if String::from_utf8_lossy(&o.stdout).contains("GNU patch") => {
+                peers.push(Tool::GnuPatch)
+            }
+            _ => notes.push("GNU patch is not installed: its rows are left out".into()),
+        }
+    }
     let next = AtomicUsize::new(0);
     let cases = Mutex::new((Vec::new(), 0usize));
     std::thread::scope(|scope| {
@@ -330,7 +344,7 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(entry) = entries.get(i) else { break };
-                    let done = run_entry(config, entry, &base);
+                    let done = run_entry(config, &peers, entry, &base);
                     let mut all = cases.lock().expect("no thread panics holding it");
                     all.0.extend(done);
                     all.1 += 1;
@@ -362,7 +376,7 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
 }
 
 /// Every scenario (and peer) of one commit.
-fn run_entry(config: &Config, entry: &Entry, base: &Path) -> Vec<Case> {
+fn run_entry(config: &Config, peers: &[Tool], entry: &Entry, base: &Path) -> Vec<Case> {
     let dir = base.join(format!("{}-{}", entry.corpus, &entry.commit[..12]));
     let template = dir.join("template");
     let home = dir.join("home");
@@ -417,8 +431,8 @@ fn run_entry(config: &Config, entry: &Entry, base: &Path) -> Vec<Case> {
             continue;
         }
         let mut tools = vec![Tool::Clada];
-        if config.peers && s.is_diff() {
-            tools.extend([Tool::GitApply, Tool::GitApplyRecount, Tool::GnuPatch]);
+        if s.is_diff() {
+            tools.extend(peers.iter().copied());
         }
         for tool in tools {
             let args = if tool == Tool::Clada {
