@@ -261,4 +261,57 @@ mod oracle {
                 && problems.iter().any(|p| p.contains("l missing"))
         );
     }
+
+    /// The own history as a corpus: eligible commits become entries like
+    /// the archives' (before/, after/, a diff that reads back), and a
+    /// shallow clone says so instead of failing.
+    #[test]
+    fn the_own_history_is_read_like_the_corpus_and_a_shallow_clone_says_so() {
+        use super::harness::corpus;
+        let dir = scratch();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        for (i, text) in ["one\n", "one\ntwo\n", "one\ntwo\nthree\n"]
+            .iter()
+            .enumerate()
+        {
+            std::fs::write(repo.join("f.txt"), text).unwrap();
+            git(&repo, &["add", "-A"]);
+            let msg = format!("c{i}");
+            git(
+                &repo,
+                &[
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "commit",
+                    "-q",
+                    "-m",
+                    &msg,
+                ],
+            );
+        }
+        let out = dir.path().join("full");
+        std::fs::create_dir_all(&out).unwrap();
+        let (entries, note) = corpus::load_own(&repo, &out, 10);
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(entries.len(), 2, "two commits have a parent");
+        for e in &entries {
+            assert_eq!(e.sections.len(), 1);
+            assert!(e.before().join("f.txt").is_file() && e.after().join("f.txt").is_file());
+        }
+        let shallow = dir.path().join("shallow");
+        let url = format!("file://{}", repo.display());
+        git(
+            dir.path(),
+            &["clone", "-q", "--depth", "1", &url, "shallow"],
+        );
+        let out = dir.path().join("from-shallow");
+        std::fs::create_dir_all(&out).unwrap();
+        let (entries, note) = corpus::load_own(&shallow, &out, 10);
+        assert!(note.is_some_and(|n| n.contains("shallow")));
+        assert!(entries.is_empty(), "the one commit's parent is not there");
+    }
 }
