@@ -37,7 +37,9 @@ fn main() {
     if !bad.is_empty() {
         println!("WRONG, crash and harness-bug cases of clada:\n{bad}");
     }
-    let _ = std::fs::write(run.out_dir.join("tables.md"), &tables);
+    let na = report::na_reasons(&run.cases);
+    println!("\nn/a by reason:\n{na}");
+    let _ = std::fs::write(run.out_dir.join("tables.md"), format!("{tables}\n{na}"));
     println!(
         "{} cases in {:.0} s; records of every case that is not exact: {}",
         run.cases.len(),

@@ -236,7 +236,7 @@ fn edit(path: &str, s: &Section, before: &[u8], after: &[u8]) -> Result<FileOp, 
             if text::count(&hay, &block.texts().0) == 1 {
                 break;
             }
-            if before_turn && lo > 0 || hi == cur.len() && lo > 0 {
+            if lo > 0 && (before_turn || hi == cur.len()) {
                 lo -= 1;
                 block.lines.insert(
                     0,

@@ -95,10 +95,10 @@ pub fn compare(want: &Tree, got: &Tree) -> (Vec<String>, String) {
                         problems.push(format!("{path}: content differs"));
                         diff.push_str(&short_diff(path, wb, gb));
                     }
-                } else if let (Node::Link(a), Node::Link(b)) = (w, g) {
-                    if a != b {
-                        problems.push(format!("{path}: link target differs"));
-                    }
+                } else if let (Node::Link(a), Node::Link(b)) = (w, g)
+                    && a != b
+                {
+                    problems.push(format!("{path}: link target differs"));
                 }
             }
         }

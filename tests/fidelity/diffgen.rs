@@ -12,8 +12,10 @@ pub fn plain(entry: &Entry) -> Vec<u8> {
 }
 
 /// Every hunk's numbers moved by the same offset, 5 to 50 lines, up or
-/// down as the commit id says; down only where no number would drop
-/// below 1. A side that is absent (`-0,0` of a new file) stays 0.
+/// down as the commit id says; down only where every number stays at 2
+/// or more (to `git apply` a hunk at line 1 must match at the file's
+/// start, so a number moved onto 1 would say something else than "this
+/// number is off"). A side that is absent (`-0,0` of a new file) stays 0.
 pub fn shifted(entry: &Entry) -> Vec<u8> {
     let seed = entry.seed("shift");
     let by = 5 + (seed % 46) as isize;
@@ -25,7 +27,7 @@ pub fn shifted(entry: &Entry) -> Vec<u8> {
         .filter(|&n| n > 0)
         .min()
         .unwrap_or(1) as isize;
-    let by = if (seed >> 40) & 1 == 1 && lowest - by >= 1 {
+    let by = if (seed >> 40) & 1 == 1 && lowest - by >= 2 {
         -by
     } else {
         by

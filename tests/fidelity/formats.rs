@@ -57,13 +57,23 @@ pub fn damaged(ops: &[FileOp], damage: Option<Damage>, seed: u64) -> Result<Vec<
     Ok(out)
 }
 
-/// Lines of one of aider's marker shapes (5–9 of `<`, `=`, `>`, or
-/// Cline's `-`/`+`), which a block's content cannot hold.
+/// A line that reads as one of the block's markers, which a block's
+/// content cannot hold: 5–9 `<` + ` SEARCH`, `=` alone, `>` + ` REPLACE`,
+/// or Cline's `-` + ` SEARCH` and `+` + ` REPLACE`; indented too, as
+/// aider's own reader strips a line before it compares.
 fn marker_like(text: &str) -> bool {
-    let t = text.trim_end();
-    ['<', '=', '>', '-', '+'].iter().any(|&c| {
+    let t = text.trim();
+    [
+        ('<', " SEARCH"),
+        ('=', ""),
+        ('>', " REPLACE"),
+        ('-', " SEARCH"),
+        ('+', " REPLACE"),
+    ]
+    .iter()
+    .any(|&(c, word)| {
         let run = t.chars().take_while(|&x| x == c).count();
-        (5..=9).contains(&run) && (t.len() == run || t[run..].starts_with(' '))
+        (5..=9).contains(&run) && t[run..].trim_end() == word
     })
 }
 
@@ -149,7 +159,9 @@ fn csl_content(out: &mut String, text: &str) -> Result<(), Skip> {
         return Ok(());
     }
     for l in text.split('\n') {
-        if l.starts_with("<---") {
+        // Indented too: an indented marker is a warning that drops the
+        // operation (csl.md §6), not content.
+        if l.trim_start().starts_with("<---") {
             return Err(Skip::Na(
                 "a line starting with CSL's start delimiter".into(),
             ));

@@ -209,13 +209,13 @@ fn split_git_line(rest: &[u8]) -> Result<(String, String), String> {
     let text = String::from_utf8(rest.to_vec()).map_err(|_| "a path that is not UTF-8")?;
     if text.starts_with('"') {
         let end = quoted_end(&text)?;
-        let a = unquote(text[..end].as_bytes())?;
+        let a = unquote(&text.as_bytes()[..end])?;
         let b = unquote(text[end..].trim_start().as_bytes())?;
         return Ok((strip_prefix(&a, "a/")?, strip_prefix(&b, "b/")?));
     }
     if let Some(q) = text.find(" \"b/") {
         let a = strip_prefix(&text[..q], "a/")?;
-        let b = unquote(text[q + 1..].as_bytes())?;
+        let b = unquote(&text.as_bytes()[q + 1..])?;
         return Ok((a, strip_prefix(&b, "b/")?));
     }
     // Unquoted and ambiguous when a path holds " b/": both sides are the

@@ -189,7 +189,7 @@ impl Config {
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(own),
             keep: flag("FIDELITY_KEEP", false),
-            run_name: run_name.to_string(),
+            run_name: std::env::var("FIDELITY_RUN").unwrap_or_else(|_| run_name.to_string()),
         })
     }
 }
@@ -219,16 +219,16 @@ fn sample(entries: Vec<Entry>, own: usize) -> Vec<Entry> {
             .filter(|&i| entries[i].corpus == corpus)
             .collect();
         for tag in SAMPLE_TAGS {
+            // A commit kept for an earlier tag may cover this one too.
+            let covered = idx
+                .iter()
+                .any(|&j| keep[j] && entries[j].tags.iter().any(|t| t == tag));
             if let Some(&i) = idx
                 .iter()
                 .find(|&&i| entries[i].tags.iter().any(|t| t == tag))
+                && !covered
             {
-                if !idx
-                    .iter()
-                    .any(|&j| keep[j] && entries[j].tags.iter().any(|t| t == tag))
-                {
-                    keep[i] = true;
-                }
+                keep[i] = true;
             }
         }
         if let Some(&i) = idx.iter().find(|&&i| entries[i].tags.is_empty()) {
@@ -264,7 +264,15 @@ pub struct Run {
 /// history in a sample.
 pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
     let start = std::time::Instant::now();
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // In memory where the system has it: clada syncs what it commits,
+    // and thousands of throw-away repositories need not reach the disk.
+    let shm = Path::new("/dev/shm");
+    let tmp = if shm.is_dir() {
+        tempfile::Builder::new().prefix("fidelity").tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .map_err(|e| e.to_string())?;
     let mut notes = Vec::new();
     let mut entries = Vec::new();
     let shared: Vec<&str> = ["flask", "fd", "fzf"]
@@ -314,24 +322,40 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
     } else {
         tmp.path().join("work")
     };
+    // The peers that are installed ("where installed", says the issue).
+    let mut peers = Vec::new();
+    if config.peers {
+        peers.extend([Tool::GitApply, Tool::GitApplyRecount]);
+        let patch = std::process::Command::new("patch")
+            .arg("--version")
+            .output();
+        match patch {
+            Ok(o) if String::from_utf8_lossy(&o.stdout).contains("GNU patch") => {
+                peers.push(Tool::GnuPatch)
+            }
+            _ => notes.push("GNU patch is not installed: its rows are left out".into()),
+        }
+    }
     let next = AtomicUsize::new(0);
-    let cases = Mutex::new(Vec::new());
+    let cases = Mutex::new((Vec::new(), 0usize));
     std::thread::scope(|scope| {
         for _ in 0..config.threads {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(entry) = entries.get(i) else { break };
-                    let done = run_entry(config, entry, &base);
-                    cases
-                        .lock()
-                        .expect("no thread panics holding it")
-                        .extend(done);
+                    let done = run_entry(config, &peers, entry, &base);
+                    let mut all = cases.lock().expect("no thread panics holding it");
+                    all.0.extend(done);
+                    all.1 += 1;
+                    if all.1 % 25 == 0 || all.1 == entries.len() {
+                        eprintln!("fidelity: {}/{} commits", all.1, entries.len());
+                    }
                 }
             });
         }
     });
-    let mut cases = cases.into_inner().expect("no thread panicked");
+    let mut cases = cases.into_inner().expect("no thread panicked").0;
     let order = |s: &Scenario| config.scenarios.iter().position(|x| x == s);
     cases.sort_by_key(|c| {
         (
@@ -352,7 +376,7 @@ pub fn run(config: &Config, own_sample: usize) -> Result<Run, String> {
 }
 
 /// Every scenario (and peer) of one commit.
-fn run_entry(config: &Config, entry: &Entry, base: &Path) -> Vec<Case> {
+fn run_entry(config: &Config, peers: &[Tool], entry: &Entry, base: &Path) -> Vec<Case> {
     let dir = base.join(format!("{}-{}", entry.corpus, &entry.commit[..12]));
     let template = dir.join("template");
     let home = dir.join("home");
@@ -407,8 +431,8 @@ fn run_entry(config: &Config, entry: &Entry, base: &Path) -> Vec<Case> {
             continue;
         }
         let mut tools = vec![Tool::Clada];
-        if config.peers && s.is_diff() {
-            tools.extend([Tool::GitApply, Tool::GitApplyRecount, Tool::GnuPatch]);
+        if s.is_diff() {
+            tools.extend(peers.iter().copied());
         }
         for tool in tools {
             let args = if tool == Tool::Clada {

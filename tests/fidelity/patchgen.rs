@@ -178,7 +178,7 @@ fn place(path: &str, file: &[Line], hunks: &[super::gitdiff::Hunk]) -> Result<Ve
                     placed = Some((anchor, lo, hi));
                     break 'search;
                 }
-                if before_turn && lo > from || hi == orig.len() && lo > from {
+                if lo > from && (before_turn || hi == orig.len()) {
                     lo -= 1;
                 } else if hi < orig.len() {
                     hi += 1;

@@ -158,3 +158,30 @@ pub fn list(cases: &[Case], dir: &Path, pick: impl Fn(&Case) -> bool) -> String 
     }
     out
 }
+
+/// The n/a cases of clada counted by scenario and reason (a reason's
+/// leading `path: ` left out), most frequent first: what the formats
+/// could not say.
+pub fn na_reasons(cases: &[Case]) -> String {
+    let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for c in cases
+        .iter()
+        .filter(|c| c.tool == Tool::Clada && c.outcome.class == Class::Na)
+    {
+        let r = &c.outcome.reason;
+        let why = match r.split_once(": ") {
+            Some((head, rest)) if !head.contains(' ') => rest,
+            _ => r.as_str(),
+        };
+        *counts
+            .entry((c.scenario.name(), why.to_string()))
+            .or_default() += 1;
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = String::from("| scenario | n/a because | cases |\n|---|---|--:|\n");
+    for ((scenario, why), n) in rows {
+        let _ = writeln!(out, "| {scenario} | {why} | {n} |");
+    }
+    out
+}

@@ -69,7 +69,9 @@ pub fn template(entry: &Entry, dir: &Path, home: &Path) -> Result<(), String> {
             ))
         }
     };
-    git_ok(&["init", "-q", "-b", "main"])?;
+    // No template: no sample hooks to copy for every apply.
+    git_ok(&["init", "-q", "--template=", "-b", "main"])?;
+    std::fs::create_dir_all(dir.join(".git/info")).map_err(|e| e.to_string())?;
     git_ok(&["config", "core.autocrlf", "false"])?;
     git_ok(&["config", "core.filemode", "true"])?;
     git_ok(&["config", "core.symlinks", "true"])?;
@@ -105,6 +107,9 @@ pub struct Ran {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub output: String,
+    /// A Rust panic's message on standard error (`thread '…' panicked
+    /// at`), which a report that quotes file content cannot fake.
+    pub panicked: bool,
     pub elapsed: Duration,
 }
 
@@ -153,11 +158,15 @@ fn run(mut cmd: Command, scratch: &Path) -> Ran {
         output.push_str("\n[stderr]\n");
         output.push_str(&String::from_utf8_lossy(&err));
     }
+    let panicked = String::from_utf8_lossy(&err)
+        .lines()
+        .any(|l| l.starts_with("thread '") && l.contains("' panicked at"));
     Ran {
         code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
         timed_out,
         output,
+        panicked,
         elapsed,
     }
 }
@@ -168,6 +177,7 @@ fn failed(why: &str) -> Ran {
         signal: None,
         timed_out: false,
         output: why.to_string(),
+        panicked: false,
         elapsed: Duration::ZERO,
     }
 }
@@ -261,7 +271,7 @@ fn judge(tool: Tool, ran: &Ran, work: &Path, scratch: &Path, want: &Tree) -> Out
             format!("no answer in {} s", TIMEOUT.as_secs()),
         );
     }
-    if ran.output.contains("panicked at") {
+    if ran.panicked {
         return Outcome::new(Class::Crash, "a panic".into());
     }
     if let Some(sig) = ran.signal {

@@ -118,6 +118,23 @@ impl Plans {
 /// The reply of `scenario` for `entry`.
 pub fn reply(entry: &Entry, plans: &Plans, scenario: Scenario) -> Result<Vec<u8>, Skip> {
     let seed = entry.seed("ctx");
+    let reply = reply_bytes(entry, plans, scenario, seed)?;
+    // A model writes text: a reply that is not UTF-8 (a diff of a Latin-1
+    // file) is none a model could send.
+    if std::str::from_utf8(&reply).is_err() {
+        return Err(Skip::Na(
+            "a reply that is not UTF-8 (no model writes one)".into(),
+        ));
+    }
+    Ok(reply)
+}
+
+fn reply_bytes(
+    entry: &Entry,
+    plans: &Plans,
+    scenario: Scenario,
+    seed: u64,
+) -> Result<Vec<u8>, Skip> {
     let blocks = || -> Result<Vec<FileOp>, Skip> {
         formats::damaged(
             plans.blocks.as_ref().map_err(Clone::clone)?,

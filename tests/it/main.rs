@@ -14,6 +14,7 @@ mod color;
 mod common;
 mod completions;
 mod conformance;
+mod fidelity;
 mod help;
 mod history;
 #[cfg(debug_assertions)]
