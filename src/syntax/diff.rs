@@ -33,6 +33,9 @@ struct Section {
     /// From `diff --git a/X b/Y` (a guess when names have spaces).
     git_old: Option<String>,
     git_new: Option<String>,
+    /// Whether a `diff --git` line opened the section (its names may not
+    /// have been told apart: quoted names with spaces).
+    git_header: bool,
     /// From the `---`/`+++` lines; `None` inside is `/dev/null`.
     old: Option<Option<String>>,
     new: Option<Option<String>>,
@@ -77,6 +80,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             section = Some(Section {
                 line: line.no,
                 git_old: old,
+                git_header: true,
                 git_new: new,
                 ..Section::default()
             });
@@ -87,7 +91,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
             // this section and it has no `---` yet.
             let opened_by_git = section
                 .as_ref()
-                .is_some_and(|s| s.git_old.is_some() && s.old.is_none() && s.hunks.is_empty());
+                .is_some_and(|s| s.git_header && s.old.is_none() && s.hunks.is_empty());
             if !opened_by_git {
                 r.finish(section.take());
                 section = Some(Section {
@@ -777,5 +781,18 @@ diff --git a/s b/s\nnew mode 160000\n";
     fn every_prefix_parses_without_panic() {
         let text = "diff --git \"a/x y\" \"b/x y\"\nrename from \"a\\303\\251\"\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n\n+é\r\n\\ No newline at end of file\n@@ -x @@\n--- /dev/null\n+++ /dev/null\ndiff --git a/l b/l\nold mode 100644\nnew mode 120000\nnew file mode 160000\n--- a/l\n+++ b/l\n@@ @@\n é\r\n-\r\n+x\n@@ ... @@\r\n+y\r\n";
         crate::syntax::every_prefix_parses(text, parse, |_, _| {});
+    }
+
+    #[test]
+    fn a_quoted_name_with_spaces_keeps_its_git_header_section() {
+        // git quotes the name and ends the `---` line with a tab.
+        let text = "diff --git \"a/x \\\"y\\\" z\" \"b/x \\\"y\\\" z\"\ndeleted file mode 100644\nindex 1..0\n--- \"a/x \\\"y\\\" z\"\t\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n";
+        assert_eq!(
+            actions(text),
+            [Some(Action::Delete {
+                path: "x \"y\" z".into(),
+                recursive: false
+            })]
+        );
     }
 }
