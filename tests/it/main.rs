@@ -24,6 +24,7 @@ mod history_model;
 mod hook;
 mod http;
 mod loose;
+mod loose_writes;
 mod messages;
 mod parse;
 mod progress;
