@@ -9,13 +9,13 @@ const PY: &str = "def f():\n    x = 1\n    if x:\n        y()\nz = 0\n";
 
 #[test]
 fn an_aider_block_indented_too_deep_re_indents_every_replace_line() {
-    // Defect 3: every line four spaces too deep, and a REPLACE line at the
-    // block's own margin (the file's column 0).
-    let reply = "a.py\n```\n<<<<<<< SEARCH\n        x = 1\n        if x:\n            y()\n    z = 0\n=======\n        x = 2\n    z = 0\n    w = 3\n>>>>>>> REPLACE\n```\n";
+    // Defect 3: every line four spaces too deep, and a REPLACE line less
+    // indented than every SEARCH line (at the file's column 0).
+    let reply = "a.py\n```\n<<<<<<< SEARCH\n        x = 1\n        if x:\n            y()\n=======\n        x = 2\n    w = 3\n>>>>>>> REPLACE\n```\n";
     let dir = repo(&[("a.py", PY)]);
     let report = json(&apply(dir.path(), &["--format", "json", "-"], reply));
     assert_eq!(report["tasks"][0]["status"], "SUCCESS", "{report:#}");
-    assert_eq!(read(dir.path(), "a.py"), "def f():\n    x = 2\nz = 0\nw = 3\n");
+    assert_eq!(read(dir.path(), "a.py"), "def f():\n    x = 2\nw = 3\nz = 0\n");
 }
 
 #[test]
