@@ -211,18 +211,23 @@ impl Indent {
     pub fn render(&self, line: &str) -> Option<String> {
         let ws = lead(line);
         let rest = &line[ws.len()..];
-        if let Some((_, f)) = self.seen.iter().find(|(p, _)| p == ws) {
-            return Some(format!("{f}{rest}"));
-        }
         let col = columns(ws, self.width) as i64 + self.delta;
         if rest.is_empty() {
             // A blank line with blanks on it: as written, unless the
-            // hunk's blank lines show they were shifted too.
+            // hunk's blank lines show they were shifted too, or the
+            // mapping only spells the same columns otherwise (tabs).
             return Some(if self.blank_shift && col >= 0 {
                 self.spaces(col as usize, ws)
+            } else if self.delta == 0
+                && let Some((_, f)) = self.seen.iter().find(|(p, _)| p == ws)
+            {
+                f.clone()
             } else {
                 line.to_string()
             });
+        }
+        if let Some((_, f)) = self.seen.iter().find(|(p, _)| p == ws) {
+            return Some(format!("{f}{rest}"));
         }
         if col < 0 {
             return None;
@@ -286,8 +291,10 @@ mod tests {
             Some("            d")
         );
         assert_eq!(i.render("  e"), None);
-        // Blank lines are not shifted unless the hunk's show it.
+        // Blank lines are not shifted unless the hunk's show it, even
+        // where a line of text had their blanks.
         assert_eq!(i.render("    ").as_deref(), Some("    "));
+        assert_eq!(i.render("        ").as_deref(), Some("        "));
         let pairs = [("        a", "    a"), ("      ", "  ")];
         let i = Indent::fit(pairs.iter().copied()).unwrap();
         assert_eq!(i.render("      ").as_deref(), Some("  "));
@@ -300,6 +307,7 @@ mod tests {
         assert!(i.retabbed());
         assert_eq!(i.render("            x").as_deref(), Some("\t\t\tx"));
         assert_eq!(i.render("    y").as_deref(), Some("\ty"));
+        assert_eq!(i.render("    ").as_deref(), Some("\t"));
         // Eight spaces a tab: width 4 disagrees, 8 fits.
         let pairs = [("        a", "\ta"), ("                b", "\t\tb")];
         let i = Indent::fit(pairs.iter().copied()).unwrap();

@@ -141,11 +141,15 @@ pub fn search_within(
     if count_ok {
         if search.mode == MatchMode::Whitespace
             && let Some(first) = ranges.first()
-            && spaces_for_tabs(&text, search)
         {
-            return Err(SearchError::SpacesForTabs {
-                line: text.line_of(first.start),
-            });
+            if spaces_for_tabs(&text, search) {
+                return Err(SearchError::SpacesForTabs {
+                    line: text.line_of(first.start),
+                });
+            }
+            if let Some(lines) = loosely_elsewhere(&text, search, &ranges) {
+                return Err(SearchError::AmbiguousWhitespace { lines });
+            }
         }
         let with = text.with_file_endings(search.replacement);
         let removed: usize = ranges.iter().map(|r| r.len()).sum();
@@ -200,7 +204,10 @@ pub fn search_within(
 fn spaces_for_tabs(text: &Text<'_>, search: &Search<'_>) -> bool {
     let lead = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
     let spaced = |l: &&str| lead(l) > 0 && !l[..lead(l)].contains('\t') && !l.trim().is_empty();
-    if search.pattern.lines().any(|l| lead(l) > 0 && !l.trim().is_empty())
+    if search
+        .pattern
+        .lines()
+        .any(|l| lead(l) > 0 && !l.trim().is_empty())
         || !search
             .replacement
             .lines()
@@ -216,7 +223,38 @@ fn spaces_for_tabs(text: &Text<'_>, search: &Search<'_>) -> bool {
         .lines()
         .filter(|l| lead(l) > 0 && !l.trim().is_empty())
         .peekable();
-    indented.peek().is_some() && indented.clone().count() >= 3 && indented.all(|l| l.starts_with('\t'))
+    indented.peek().is_some()
+        && indented.clone().count() >= 3
+        && indented.all(|l| l.starts_with('\t'))
+}
+
+/// `--match whitespace` (a reply whose indentation is not to be trusted):
+/// the lines of every place the pattern's whole lines fit with their
+/// whitespace ignored, when one is not the exact match — a block indented
+/// one level too deep can match exactly where the code is nested deeper,
+/// and then which one is meant is a guess. `None` when the loose places
+/// are the exact one (or the pattern is not whole lines).
+fn loosely_elsewhere(
+    text: &Text<'_>,
+    search: &Search<'_>,
+    ranges: &[Range<usize>],
+) -> Option<Vec<u32>> {
+    use super::edit::{Loose, whitespace_lines};
+    let [exact] = ranges else {
+        return None;
+    };
+    let norm = std::str::from_utf8(text.norm()).ok()?;
+    if search.to.is_some() || (exact.start > 0 && !norm[..exact.start].ends_with('\n')) {
+        return None;
+    }
+    let body = search.pattern.strip_suffix('\n').unwrap_or(search.pattern);
+    let pattern: Vec<&str> = body.split('\n').collect();
+    let at = text.line_of(exact.start);
+    match whitespace_lines(norm, &pattern, &[]) {
+        Loose::Ambiguous(lines) => Some(lines),
+        Loose::Found { start, .. } if start as u32 + 1 != at => Some(vec![at, start as u32 + 1]),
+        _ => None,
+    }
 }
 
 /// Non-overlapping matches, left to right. With `to`, each match runs from
@@ -600,5 +638,28 @@ mod tests {
             ..s
         };
         assert!(search(file.as_bytes(), &tabs).is_ok());
+    }
+
+    #[test]
+    fn whitespace_mode_refuses_an_exact_match_when_the_pattern_also_fits_loosely_elsewhere() {
+        // The block, one level too deep, is exactly the nested copy.
+        let file = "fn a() {\n    x();\n}\nmod m {\n    fn a() {\n        x();\n    }\n}\n";
+        let s = Search {
+            pattern: "    fn a() {\n        x();\n    }",
+            to: None,
+            replacement: "    fn a() {\n        y();\n    }",
+            count: ONE,
+            mode: MatchMode::Whitespace,
+        };
+        assert_eq!(
+            search(file.as_bytes(), &s),
+            Err(SearchError::AmbiguousWhitespace { lines: vec![1, 5] })
+        );
+        // Exact mode takes the exact match, as it always has.
+        let exact = Search {
+            mode: MatchMode::Exact,
+            ..s
+        };
+        assert!(search(file.as_bytes(), &exact).is_ok());
     }
 }

@@ -15,7 +15,10 @@ fn an_aider_block_indented_too_deep_re_indents_every_replace_line() {
     let dir = repo(&[("a.py", PY)]);
     let report = json(&apply(dir.path(), &["--format", "json", "-"], reply));
     assert_eq!(report["tasks"][0]["status"], "SUCCESS", "{report:#}");
-    assert_eq!(read(dir.path(), "a.py"), "def f():\n    x = 2\nw = 3\nz = 0\n");
+    assert_eq!(
+        read(dir.path(), "a.py"),
+        "def f():\n    x = 2\nw = 3\nz = 0\n"
+    );
 }
 
 #[test]
@@ -45,8 +48,10 @@ fn an_addition_sent_twice_is_refused_the_second_time_in_every_format() {
     // Defect 9: aider's REPLACE = SEARCH + new lines, a patch and a diff
     // that only add lines at the end of their kept lines.
     let file = "a = 1\nb = 2\n\nend = 0\n";
-    let aider = "a.py\n<<<<<<< SEARCH\na = 1\nb = 2\n=======\na = 1\nb = 2\nc = 3\n>>>>>>> REPLACE\n";
-    let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n a = 1\n b = 2\n+c = 3\n*** End Patch\n";
+    let aider =
+        "a.py\n<<<<<<< SEARCH\na = 1\nb = 2\n=======\na = 1\nb = 2\nc = 3\n>>>>>>> REPLACE\n";
+    let patch =
+        "*** Begin Patch\n*** Update File: a.py\n@@\n a = 1\n b = 2\n+c = 3\n*** End Patch\n";
     let diff = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,3 @@\n a = 1\n b = 2\n+c = 3\n";
     for reply in [aider, patch, diff] {
         let dir = repo(&[("a.py", file)]);
