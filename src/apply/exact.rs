@@ -132,6 +132,13 @@ pub fn edit(
                 (many, None) => return Err(ambiguous(i, hunks.len(), many)),
             }
         };
+        if let Some(line) = already_applied(&lines, hunk, start, &new) {
+            return Err(EditError::AlreadyApplied {
+                hunk: i + 1,
+                of: hunks.len(),
+                line: line as u32 + 1,
+            });
+        }
         if let Some(l) = hunk.line
             && !old.is_empty()
         {
@@ -178,6 +185,39 @@ pub fn edit(
         lines: found.iter().map(|f| f.0 as u32 + 1).collect(),
         notes: Vec::new(),
     })
+}
+
+/// Where the lines a hunk that only adds lines (no `-` line, an added
+/// line not blank) adds already stand with its kept lines around them, as
+/// `edit`'s rule for a re-sent addition (doc/matching.md): the 0-based
+/// line of that text, if so.
+fn already_applied(lines: &[&[u8]], hunk: &Hunk, start: usize, new: &[&str]) -> Option<usize> {
+    let tags = || {
+        hunk.lines
+            .split_terminator('\n')
+            .filter_map(|l| l.chars().next())
+    };
+    let adds_text = hunk
+        .lines
+        .split_terminator('\n')
+        .any(|l| l.starts_with('+') && !l[1..].trim().is_empty());
+    if tags().any(|t| t == '-') || !adds_text {
+        return None;
+    }
+    // The added lines before the first kept one stand before the match.
+    let before = tags().take_while(|&t| t == '+').count();
+    let kept = tags().any(|t| t == ' ');
+    let at = if kept {
+        start.checked_sub(before)?
+    } else {
+        start
+    };
+    let window = lines.get(at..at + new.len())?;
+    window
+        .iter()
+        .zip(new)
+        .all(|(l, n)| *l == n.as_bytes())
+        .then_some(at)
 }
 
 fn ambiguous(hunk: usize, of: usize, starts: &[usize]) -> EditError {
@@ -343,5 +383,23 @@ mod tests {
             edit(b"k\r\nv\r\nk\r\nv\r\n", &[h], None, 1 << 20),
             Err(EditError::Ambiguous { .. })
         ));
+    }
+
+    #[test]
+    fn a_resent_addition_to_a_crlf_file_is_refused_as_applied_already() {
+        let h = hunk(" a\r\n b\r\n+c\r\n", Some(1));
+        let once = edit(
+            b"a\r\nb\r\nd\r\n",
+            std::slice::from_ref(&h),
+            None,
+            usize::MAX,
+        )
+        .unwrap();
+        assert_eq!(once.bytes, b"a\r\nb\r\nc\r\nd\r\n");
+        let again = edit(&once.bytes, &[h], None, usize::MAX);
+        assert!(
+            matches!(again, Err(EditError::AlreadyApplied { line: 1, .. })),
+            "{again:?}"
+        );
     }
 }
