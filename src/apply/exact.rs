@@ -29,6 +29,43 @@ pub fn gives_line_ends(hunks: &[Hunk]) -> bool {
     hunks.iter().any(|h| h.lines.contains("\r\n"))
 }
 
+/// `hunks` without their `\r`, when every line of every hunk ends in one
+/// and every line of `file` ends in CRLF (no lone `\r`, no lone `\n`,
+/// bar an unterminated last line): then the ends the hunks give are the
+/// file's own, and `edit` (which writes the file's line end) may find
+/// them by its looser steps. `None` otherwise.
+pub fn without_uniform_crlf(file: &[u8], hunks: &[Hunk]) -> Option<Vec<Hunk>> {
+    let every_line_crlf = hunks
+        .iter()
+        .all(|h| h.lines.split_terminator('\n').all(|l| l.ends_with('\r')));
+    if !every_line_crlf || !uniform_crlf(file) {
+        return None;
+    }
+    Some(
+        hunks
+            .iter()
+            .map(|h| Hunk {
+                lines: h.lines.replace("\r\n", "\n"),
+                ..h.clone()
+            })
+            .collect(),
+    )
+}
+
+/// Whether every line end of `file` is CRLF (and there is one at least).
+fn uniform_crlf(file: &[u8]) -> bool {
+    let mut crlf = 0;
+    for (i, &b) in file.iter().enumerate() {
+        match b {
+            b'\n' if i > 0 && file[i - 1] == b'\r' => crlf += 1,
+            b'\n' => return false,
+            b'\r' if file.get(i + 1) != Some(&b'\n') => return false,
+            _ => {}
+        }
+    }
+    crlf > 0
+}
+
 /// The EDIT of `file` when it is made byte for byte: always for hunks
 /// that give their line ends; for a file with `\r` whose hunks (found as
 /// `Locate::Unique` finds them, without an anchor or an end-of-file
@@ -401,5 +438,17 @@ mod tests {
             matches!(again, Err(EditError::AlreadyApplied { line: 1, .. })),
             "{again:?}"
         );
+    }
+
+    #[test]
+    fn crlf_hunks_of_a_crlf_file_lose_their_cr_for_the_looser_steps() {
+        let h = hunk(" a\r\n-b\r\n+c\r\n", Some(1));
+        let stripped = without_uniform_crlf(b"a\r\nb\r\n", std::slice::from_ref(&h)).unwrap();
+        assert_eq!(stripped[0].lines, " a\n-b\n+c\n");
+        // A file with an LF line, or a hunk line without its CR: the ends
+        // say something, and stay.
+        assert!(without_uniform_crlf(b"a\r\nb\n", std::slice::from_ref(&h)).is_none());
+        let mixed = hunk(" a\r\n-b\n+c\r\n", Some(1));
+        assert!(without_uniform_crlf(b"a\r\nb\r\n", &[mixed]).is_none());
     }
 }

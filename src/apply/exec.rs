@@ -778,7 +778,7 @@ fn edit_lines<F: Files>(
         final_newline,
         options.max_file_size,
     );
-    let edited = exact.unwrap_or_else(|| {
+    let loose = |hunks: &[crate::plan::Hunk]| {
         edit(
             &existing.bytes,
             hunks,
@@ -787,7 +787,19 @@ fn edit_lines<F: Files>(
             options.max_file_size,
             look,
         )
-    });
+    };
+    let edited = match exact {
+        // Hunks that give CRLF on every line of a file that is CRLF on
+        // every line say nothing its own line ends would not: where they
+        // do not match byte for byte, the looser steps may still find
+        // them, with the `\r` taken off (written back as the file's CRLF).
+        Some(Err(e)) => match super::exact::without_uniform_crlf(&existing.bytes, hunks) {
+            Some(plain) => loose(&plain),
+            None => Err(e),
+        },
+        Some(done) => done,
+        None => loose(hunks),
+    };
     match edited {
         Ok(done) if done.bytes == existing.bytes => Ok((
             "nothing changed: the new lines are the same as the lines they replace".to_string(),

@@ -70,3 +70,15 @@ fn an_addition_sent_twice_is_refused_the_second_time_in_every_format() {
         assert_eq!(read(dir.path(), "a.py"), once, "{reply}");
     }
 }
+
+#[test]
+fn a_crlf_diff_of_a_crlf_file_found_loosely_keeps_every_crlf() {
+    // git prints a CRLF file's lines with their `\r`; here every line of
+    // the diff is also four spaces too deep.
+    let file = "a:\r\n  b: 1\r\n  c: 2\r\n";
+    let diff = "--- a/x.yml\n+++ b/x.yml\n@@ -1,3 +1,3 @@\n     a:\r\n-      b: 1\r\n+      b: 10\r\n       c: 2\r\n";
+    let dir = repo(&[("x.yml", file)]);
+    let report = json(&apply(dir.path(), &["--format", "json", "-"], diff));
+    assert_eq!(report["tasks"][0]["status"], "SUCCESS", "{report:#}");
+    assert_eq!(read(dir.path(), "x.yml"), "a:\r\n  b: 10\r\n  c: 2\r\n");
+}
