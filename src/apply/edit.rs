@@ -538,8 +538,8 @@ fn already_applied(lines: &Lines<'_>, shape: &Shape<'_>, f: &Found) -> Option<us
 /// Codex apply_patch's rules: the anchor line first, then the hunk's
 /// lines, each the first match from `cursor` (at the end of the file for
 /// an end-of-file hunk), by the steps in order; a hunk whose last line is
-/// empty is tried again without it. A hunk of added lines only goes to the
-/// end of the file. Where nothing matches by Codex's steps, a hunk with
+/// empty is tried again without it where no step finds it whole. A hunk of
+/// added lines only goes to the end of the file. Where nothing matches by Codex's steps, a hunk with
 /// kept lines may still match with up to two of them different
 /// ([`Step::Fuzz`]) where that match is the only one.
 fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result<Found, Miss> {
@@ -579,7 +579,9 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
         new_from: 0,
     };
     let mut tries = vec![whole];
-    if old.last().is_some_and(|l| l.is_empty()) {
+    // Not cut to nothing: a hunk of no lines matches anywhere and would
+    // remove nothing.
+    if old.len() > 1 && old.last().is_some_and(|l| l.is_empty()) {
         let new_cut = usize::from(new.last().is_some_and(|l| l.is_empty()));
         tries.push(Window {
             old: &old[..old.len() - 1],
@@ -590,8 +592,11 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
     }
     let first = if hunk.at_end { None } else { Some(cursor) };
     let mut unindentable = None;
-    for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
-        for w in &tries {
+    // The whole hunk by every step before the hunk without its last blank
+    // line (as Codex does): cut first, a line the file has with blanks on
+    // it would not be removed.
+    for w in &tries {
+        for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
             let Some(range) = windows(lines, w.old.len(), first) else {
                 continue;
             };
@@ -1344,6 +1349,25 @@ mod tests {
             h.push(*tag, l);
         }
         h
+    }
+
+    #[test]
+    fn sequential_drops_a_last_blank_line_only_once_the_whole_hunk_fits_by_no_step() {
+        // Fuzz finding (fuzz target `edit`): the patch removes a line with
+        // blanks on it, written without them. Tried at the exact step
+        // before the whole hunk's looser steps, the hunk without its last
+        // (blank) line matched and the edit removed nothing; Codex tries
+        // the whole hunk by every step first.
+        let h = tagged(&[(' ', "a"), ('-', "")]);
+        let (out, notes) = run("a\n  \nb\n", &[h], Locate::Sequential).unwrap();
+        assert_eq!(out, "a\nb\n");
+        assert!(notes[0].contains("trailing whitespace"), "{notes:?}");
+        let (out, _) = run(" ", &[tagged(&[('-', "")])], Locate::Sequential).unwrap();
+        assert_eq!(out, "");
+        // A hunk of one blank line is never cut to nothing: it would match
+        // anywhere and remove nothing.
+        let err = run("a\n", &[tagged(&[('-', "")])], Locate::Sequential);
+        assert!(matches!(err, Err(EditError::NotFound { .. })), "{err:?}");
     }
 
     #[test]
