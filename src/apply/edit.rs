@@ -1371,6 +1371,46 @@ mod tests {
     }
 
     #[test]
+    fn an_added_line_indented_with_spaces_stays_so_where_the_hunk_indents_as_the_file() {
+        // Fuzz finding (fuzz target `edit`): a hunk found by a loose step
+        // whose lines have the file's own indentation (tabs) adds a line
+        // indented with spaces (inside a raw string); it was rewritten
+        // with tabs, though nothing in the hunk was indented otherwise
+        // than the file.
+        let file = "func f() {\n\tx := 1\n\ty := 2\n\tz := 3\n}\n";
+        let want = "func f() {\n\tx := 1\n\ty := 2\n\tz := `\n      raw\n`\n}\n";
+        // One kept line lost a character: the fuzz step.
+        let h = tagged(&[
+            (' ', "func f() {"),
+            (' ', "\tx := 1"),
+            (' ', "\ty = 2"),
+            ('-', "\tz := 3"),
+            ('+', "\tz := `"),
+            ('+', "      raw"),
+            ('+', "`"),
+            (' ', "}"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, notes) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(out, want, "{locate:?}");
+            assert!(notes[0].contains("1 of its kept"), "{notes:?}");
+        }
+        // Trailing blanks the file has and the hunk lost.
+        let file = "func f() {\n\tx := 1  \n\tz := 3\n}\n";
+        let h = tagged(&[
+            (' ', "\tx := 1"),
+            ('-', "\tz := 3"),
+            ('+', "\tz := `"),
+            ('+', "      raw"),
+            ('+', "`"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, _) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(out, "func f() {\n\tx := 1  \n\tz := `\n      raw\n`\n}\n");
+        }
+    }
+
+    #[test]
     fn a_uniform_shift_re_indents_added_lines_indented_less_than_it() {
         // Issue 25, defect 3: the hunk is 4 columns deeper than the file
         // everywhere, and one new line sits at the hunk's 4 columns (the
