@@ -1119,7 +1119,10 @@ fn splice(
             for (k, l) in f.new.iter().enumerate() {
                 new.push_str(l);
                 let last = k + 1 == f.new.len();
-                if !(last && at_unterminated_end) {
+                // Told to end with a line end, the last line gets its own
+                // here: a blank last line would otherwise look ended by
+                // the line before it, and be lost.
+                if !(last && at_unterminated_end) || final_newline == Some(true) {
                     new.push('\n');
                 }
             }
@@ -1305,6 +1308,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.bytes, b"a\nc\n");
+    }
+
+    #[test]
+    fn a_blank_last_line_added_where_the_file_had_no_final_line_end_is_written() {
+        // Fuzz finding (fuzz target `edit`): git's diff of `a` (no final
+        // line end) to `a\n\n` is `-a`, `\ No newline at end of file`,
+        // `+a`, `+`. The blank new last line was written without its line
+        // end and the final newline then found one already there: the
+        // blank line was lost.
+        let h = tagged(&[('-', "a"), ('+', "a"), ('+', "")]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let out = edit(
+                b"a",
+                std::slice::from_ref(&h),
+                locate,
+                Some(true),
+                usize::MAX,
+                true,
+            )
+            .unwrap();
+            assert_eq!(out.bytes, b"a\n\n", "{locate:?}");
+        }
+        let out = edit(
+            b"x\r\na",
+            &[h],
+            Locate::Unique,
+            Some(true),
+            usize::MAX,
+            true,
+        )
+        .unwrap();
+        assert_eq!(out.bytes, b"x\r\na\r\n\r\n");
     }
 
     #[test]
