@@ -259,6 +259,21 @@ fn out_of_domain(
     aider: bool,
     locate: Locate,
 ) -> Option<&'static str> {
+    if d == Damage::Tabs {
+        // One hunk that shows tabs written as spaces has the others'
+        // added lines written with tabs: B's must be so.
+        let leads = || {
+            orig.iter()
+                .flat_map(|o| &o.lines)
+                .filter(|(_, l)| !blank(l))
+                .map(|(_, l)| lead(l))
+        };
+        if leads().any(|ws| ws.contains('\t'))
+            && leads().any(|ws| !ws.is_empty() && !ws.contains('\t'))
+        {
+            return Some("indentation mixed across hunks");
+        }
+    }
     for (o, h) in orig.iter().zip(damaged) {
         // A removed line and an added line made equal: the change is gone
         // (a trailing-blank or tab-only change).
@@ -323,6 +338,9 @@ fn out_of_domain(
                 .lines
                 .iter()
                 .any(|(t, l)| *t == '+' && !blank(l) && lead(l).contains('\t'));
+            if !o.lines.iter().any(|(t, l)| *t != '+' && !blank(l)) {
+                return Some("nothing shows the indentation");
+            }
             if d == Damage::Tabs && adds_tabs && !shows_tabs {
                 return Some("tabs: nothing shows the width");
             }
@@ -397,6 +415,17 @@ fn stats() -> bool {
     *ON.get_or_init(|| std::env::var_os("CLADA_FUZZ_STATS").is_some())
 }
 
+/// With `CLADA_FUZZ_DUMP=DIR`, a wrong result's A, B and what EDIT
+/// wrote go to `DIR/{a,b,got}`, to compare them with a diff tool.
+fn dump(a: &str, b: &str, got: &[u8]) {
+    if let Some(dir) = std::env::var_os("CLADA_FUZZ_DUMP") {
+        let dir = std::path::Path::new(&dir);
+        for (name, bytes) in [("a", a.as_bytes()), ("b", b.as_bytes()), ("got", got)] {
+            let _ = std::fs::write(dir.join(name), bytes);
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
         return;
@@ -432,6 +461,7 @@ fuzz_target!(|data: &[u8]| {
             && skip.is_none()
             && e.bytes != b.as_bytes()
         {
+            dump(&a, &b, &e.bytes);
             panic!(
                 "WRONG: {locate:?} {d:?} aider={aider}\nA={a:?}\nB={b:?}\nhunks={hunks:#?}\ngot={:?}\nnotes={:?} lines={:?}",
                 String::from_utf8_lossy(&e.bytes),
