@@ -538,8 +538,8 @@ fn already_applied(lines: &Lines<'_>, shape: &Shape<'_>, f: &Found) -> Option<us
 /// Codex apply_patch's rules: the anchor line first, then the hunk's
 /// lines, each the first match from `cursor` (at the end of the file for
 /// an end-of-file hunk), by the steps in order; a hunk whose last line is
-/// empty is tried again without it. A hunk of added lines only goes to the
-/// end of the file. Where nothing matches by Codex's steps, a hunk with
+/// empty is tried again without it where no step finds it whole. A hunk of
+/// added lines only goes to the end of the file. Where nothing matches by Codex's steps, a hunk with
 /// kept lines may still match with up to two of them different
 /// ([`Step::Fuzz`]) where that match is the only one.
 fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result<Found, Miss> {
@@ -579,7 +579,9 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
         new_from: 0,
     };
     let mut tries = vec![whole];
-    if old.last().is_some_and(|l| l.is_empty()) {
+    // Not cut to nothing: a hunk of no lines matches anywhere and would
+    // remove nothing.
+    if old.len() > 1 && old.last().is_some_and(|l| l.is_empty()) {
         let new_cut = usize::from(new.last().is_some_and(|l| l.is_empty()));
         tries.push(Window {
             old: &old[..old.len() - 1],
@@ -590,8 +592,11 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
     }
     let first = if hunk.at_end { None } else { Some(cursor) };
     let mut unindentable = None;
-    for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
-        for w in &tries {
+    // The whole hunk by every step before the hunk without its last blank
+    // line (as Codex does): cut first, a line the file has with blanks on
+    // it would not be removed.
+    for w in &tries {
+        for step in [Step::Exact, Step::TrimEnd, Step::Trim, Step::Punctuation] {
             let Some(range) = windows(lines, w.old.len(), first) else {
                 continue;
             };
@@ -1114,7 +1119,10 @@ fn splice(
             for (k, l) in f.new.iter().enumerate() {
                 new.push_str(l);
                 let last = k + 1 == f.new.len();
-                if !(last && at_unterminated_end) {
+                // Told to end with a line end, the last line gets its own
+                // here: a blank last line would otherwise look ended by
+                // the line before it, and be lost.
+                if !(last && at_unterminated_end) || final_newline == Some(true) {
                     new.push('\n');
                 }
             }
@@ -1303,6 +1311,38 @@ mod tests {
     }
 
     #[test]
+    fn a_blank_last_line_added_where_the_file_had_no_final_line_end_is_written() {
+        // Fuzz finding (fuzz target `edit`): git's diff of `a` (no final
+        // line end) to `a\n\n` is `-a`, `\ No newline at end of file`,
+        // `+a`, `+`. The blank new last line was written without its line
+        // end and the final newline then found one already there: the
+        // blank line was lost.
+        let h = tagged(&[('-', "a"), ('+', "a"), ('+', "")]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let out = edit(
+                b"a",
+                std::slice::from_ref(&h),
+                locate,
+                Some(true),
+                usize::MAX,
+                true,
+            )
+            .unwrap();
+            assert_eq!(out.bytes, b"a\n\n", "{locate:?}");
+        }
+        let out = edit(
+            b"x\r\na",
+            &[h],
+            Locate::Unique,
+            Some(true),
+            usize::MAX,
+            true,
+        )
+        .unwrap();
+        assert_eq!(out.bytes, b"x\r\na\r\n\r\n");
+    }
+
+    #[test]
     fn added_only_hunks_do_not_shift_the_hunks_after_them() {
         // diff -U0: insert X after line 1 and Y after line 3.
         let mut x = hunk(&[], &["X"]);
@@ -1344,6 +1384,65 @@ mod tests {
             h.push(*tag, l);
         }
         h
+    }
+
+    #[test]
+    fn sequential_drops_a_last_blank_line_only_once_the_whole_hunk_fits_by_no_step() {
+        // Fuzz finding (fuzz target `edit`): the patch removes a line with
+        // blanks on it, written without them. Tried at the exact step
+        // before the whole hunk's looser steps, the hunk without its last
+        // (blank) line matched and the edit removed nothing; Codex tries
+        // the whole hunk by every step first.
+        let h = tagged(&[(' ', "a"), ('-', "")]);
+        let (out, notes) = run("a\n  \nb\n", &[h], Locate::Sequential).unwrap();
+        assert_eq!(out, "a\nb\n");
+        assert!(notes[0].contains("trailing whitespace"), "{notes:?}");
+        let (out, _) = run(" ", &[tagged(&[('-', "")])], Locate::Sequential).unwrap();
+        assert_eq!(out, "");
+        // A hunk of one blank line is never cut to nothing: it would match
+        // anywhere and remove nothing.
+        let err = run("a\n", &[tagged(&[('-', "")])], Locate::Sequential);
+        assert!(matches!(err, Err(EditError::NotFound { .. })), "{err:?}");
+    }
+
+    #[test]
+    fn an_added_line_indented_with_spaces_stays_so_where_the_hunk_indents_as_the_file() {
+        // Fuzz finding (fuzz target `edit`): a hunk found by a loose step
+        // whose lines have the file's own indentation (tabs) adds a line
+        // indented with spaces (inside a raw string); it was rewritten
+        // with tabs, though nothing in the hunk was indented otherwise
+        // than the file.
+        let file = "func f() {\n\tx := 1\n\ty := 2\n\tz := 3\n}\n";
+        let want = "func f() {\n\tx := 1\n\ty := 2\n\tz := `\n      raw\n`\n}\n";
+        // One kept line lost a character: the fuzz step.
+        let h = tagged(&[
+            (' ', "func f() {"),
+            (' ', "\tx := 1"),
+            (' ', "\ty = 2"),
+            ('-', "\tz := 3"),
+            ('+', "\tz := `"),
+            ('+', "      raw"),
+            ('+', "`"),
+            (' ', "}"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, notes) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(out, want, "{locate:?}");
+            assert!(notes[0].contains("1 of its kept"), "{notes:?}");
+        }
+        // Trailing blanks the file has and the hunk lost.
+        let file = "func f() {\n\tx := 1  \n\tz := 3\n}\n";
+        let h = tagged(&[
+            (' ', "\tx := 1"),
+            ('-', "\tz := 3"),
+            ('+', "\tz := `"),
+            ('+', "      raw"),
+            ('+', "`"),
+        ]);
+        for locate in [Locate::Unique, Locate::Sequential] {
+            let (out, _) = run(file, std::slice::from_ref(&h), locate).unwrap();
+            assert_eq!(out, "func f() {\n\tx := 1  \n\tz := `\n      raw\n`\n}\n");
+        }
     }
 
     #[test]

@@ -233,10 +233,14 @@ impl Indent {
             return None;
         }
         let hunk_tabs = ws.contains('\t');
+        // Matched lines indented just as the file has them show the reply
+        // writes the file's indentation: a line it indents otherwise (with
+        // spaces in a tab file) it means so.
         if self.delta == 0
-            && self
-                .file_tabs
-                .is_none_or(|t| t == hunk_tabs || ws.is_empty())
+            && (self.is_identity()
+                || self
+                    .file_tabs
+                    .is_none_or(|t| t == hunk_tabs || ws.is_empty()))
         {
             return Some(line.to_string());
         }
