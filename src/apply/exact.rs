@@ -109,9 +109,14 @@ pub fn edit(
     // (start, old length, new lines) of each hunk, in order.
     let mut found: Vec<(usize, usize, Vec<&str>)> = Vec::with_capacity(hunks.len());
     let mut cursor = 0;
-    let mut shift: i64 = 0;
+    let mut shown: Option<i64> = None;
     for (i, hunk) in hunks.iter().enumerate() {
         let (old, new) = (hunk.old_lines(), hunk.new_lines());
+        // Numbers all off by one amount: the shift a later hunk that
+        // matches once shows, until a hunk here has shown it (as edit()).
+        let shift = shown
+            .or_else(|| later_shift(&lines, &hunks[i + 1..], cursor))
+            .unwrap_or(0);
         let wanted = hunk.line.map(|l| {
             // `@@ -l,0` adds after line l; otherwise line l is the first.
             let first = if old.is_empty() {
@@ -179,7 +184,7 @@ pub fn edit(
         if let Some(l) = hunk.line
             && !old.is_empty()
         {
-            shift = start as i64 + 1 - i64::from(l);
+            shown = Some(start as i64 + 1 - i64::from(l));
         }
         cursor = start + old.len();
         found.push((start, old.len(), new));
@@ -255,6 +260,27 @@ fn already_applied(lines: &[&[u8]], hunk: &Hunk, start: usize, new: &[&str]) -> 
         .zip(new)
         .all(|(l, n)| *l == n.as_bytes())
         .then_some(at)
+}
+
+/// The shift (found line minus numbered line) of the first of `later`
+/// that has a line number and whose old lines match once from `cursor`.
+fn later_shift(lines: &[&[u8]], later: &[Hunk], cursor: usize) -> Option<i64> {
+    later.iter().find_map(|hunk| {
+        let line = hunk.line?;
+        let old = hunk.old_lines();
+        if old.is_empty() || old.len() > lines.len() {
+            return None;
+        }
+        let mut at = (cursor..=lines.len() - old.len()).filter(|&s| {
+            old.iter()
+                .zip(&lines[s..s + old.len()])
+                .all(|(o, l)| o.as_bytes() == *l)
+        });
+        let first = at.next()?;
+        at.next()
+            .is_none()
+            .then(|| first as i64 + 1 - i64::from(line))
+    })
 }
 
 fn ambiguous(hunk: usize, of: usize, starts: &[usize]) -> EditError {
@@ -450,5 +476,16 @@ mod tests {
         assert!(without_uniform_crlf(b"a\r\nb\n", std::slice::from_ref(&h)).is_none());
         let mixed = hunk(" a\r\n-b\n+c\r\n", Some(1));
         assert!(without_uniform_crlf(b"a\r\nb\r\n", &[mixed]).is_none());
+    }
+
+    #[test]
+    fn numbers_all_off_by_one_amount_choose_the_copy_a_later_hunk_shows() {
+        // Two copies of `x`; every number 3 too high, which puts the first
+        // hunk's nearer the second copy.
+        let file = b"x\r\n1\r\n2\r\nx\r\n3\r\n4\r\nend\r\n";
+        let first = hunk("-x\r\n+X\r\n", Some(4));
+        let second = hunk("-end\r\n+END\r\n", Some(10));
+        let out = edit(file, &[first, second], None, usize::MAX).unwrap();
+        assert_eq!(out.bytes, b"X\r\n1\r\n2\r\nx\r\n3\r\n4\r\nEND\r\n");
     }
 }
