@@ -30,11 +30,11 @@ struct Lines {
 }
 
 impl Lines {
-    fn old(&self) -> Vec<&str> {
+    fn old_lines(&self) -> Vec<&str> {
         self.side('+')
     }
 
-    fn new(&self) -> Vec<&str> {
+    fn new_lines(&self) -> Vec<&str> {
         self.side('-')
     }
 
@@ -181,8 +181,10 @@ fn damage(hunks: &[Lines], d: Damage, p1: u8, p2: u8) -> Option<Vec<Lines>> {
             }
             let (h, i) = candidates[usize::from(p1) % candidates.len()];
             let l = &mut out[h].lines[i].1;
-            let visible: Vec<(usize, char)> =
-                l.char_indices().filter(|(_, c)| !c.is_whitespace()).collect();
+            let visible: Vec<(usize, char)> = l
+                .char_indices()
+                .filter(|(_, c)| !c.is_whitespace())
+                .collect();
             let (at, c) = visible[usize::from(p2) % visible.len()];
             l.replace_range(at..at + c.len_utf8(), "");
         }
@@ -193,7 +195,7 @@ fn damage(hunks: &[Lines], d: Damage, p1: u8, p2: u8) -> Option<Vec<Lines>> {
             };
             for h in &mut out {
                 let n = i64::from(h.number) + by;
-                let least = if h.old().is_empty() { 0 } else { 1 };
+                let least = if h.old_lines().is_empty() { 0 } else { 1 };
                 if n < least {
                     return None;
                 }
@@ -206,7 +208,7 @@ fn damage(hunks: &[Lines], d: Damage, p1: u8, p2: u8) -> Option<Vec<Lines>> {
 
 fn hunk(lines: &Lines, aider: bool) -> Hunk {
     if aider {
-        return Hunk::of_lines(&lines.old(), &lines.new());
+        return Hunk::of_lines(&lines.old_lines(), &lines.new_lines());
     }
     let mut h = Hunk::new();
     for (tag, l) in &lines.lines {
@@ -283,19 +285,18 @@ fn out_of_domain(
             .zip(&h.lines)
             .filter(|((t, _), _)| *t != ' ')
             .partition(|((t, _), _)| *t == '-');
-        if removed.iter().any(|((_, r), (_, dr))| {
-            added
-                .iter()
-                .any(|((_, ad), (_, dad))| r != ad && dr == dad)
-        }) {
+        if removed
+            .iter()
+            .any(|((_, r), (_, dr))| added.iter().any(|((_, ad), (_, dad))| r != ad && dr == dad))
+        {
             return Some("a change erased");
         }
         // aider's form has no tags: the kept lines are a diff of the two
         // sides, and a kept line is written as the file has it. Each pair
         // the damaged sides keep must be one the real sides keep.
         if aider {
-            let (dold, dnew) = (h.old(), h.new());
-            let (old, new) = (o.old(), o.new());
+            let (dold, dnew) = (h.old_lines(), h.new_lines());
+            let (old, new) = (o.old_lines(), o.new_lines());
             let k = kept(&hunk(h, true), &dold, &dnew);
             if k.iter()
                 .enumerate()
@@ -350,7 +351,7 @@ fn out_of_domain(
     let mut cursor = 0;
     let mut shift_known = false;
     for (i, (o, h)) in orig.iter().zip(damaged).enumerate() {
-        let old = h.old();
+        let old = h.old_lines();
         let copies = |eq: fn(&str, &str) -> bool| places(a, &old, cursor, eq);
         match locate {
             Locate::Sequential => {
@@ -392,7 +393,7 @@ fn out_of_domain(
                     if copies(|f, p| f == p).len() > 1
                         && !shift_known
                         && !damaged[i + 1..].iter().any(|l| {
-                            let old = l.old();
+                            let old = l.old_lines();
                             !old.is_empty() && places(a, &old, cursor, |f, p| f == p).len() == 1
                         })
                     {
@@ -402,7 +403,7 @@ fn out_of_domain(
                 }
             }
         }
-        cursor = o.start + o.old().len();
+        cursor = o.start + o.old_lines().len();
     }
     None
 }
@@ -443,13 +444,24 @@ fuzz_target!(|data: &[u8]| {
     let hunks: Vec<Hunk> = damaged.iter().map(|h| hunk(h, aider)).collect();
     let a_lines: Vec<&str> = a.split_terminator('\n').collect();
     for locate in [Locate::Unique, Locate::Sequential] {
-        let got = edit(a.as_bytes(), &hunks, locate, final_newline, usize::MAX, true);
+        let got = edit(
+            a.as_bytes(),
+            &hunks,
+            locate,
+            final_newline,
+            usize::MAX,
+            true,
+        );
         let skip = out_of_domain(&a_lines, &orig, &damaged, d, aider, locate);
         if stats() {
             let outcome = match &got {
                 Ok(e) if e.bytes == b.as_bytes() => "B".to_string(),
                 Ok(_) => "other".to_string(),
-                Err(e) => format!("{:?}", e).split([' ', '{']).next().unwrap_or("").to_string(),
+                Err(e) => format!("{:?}", e)
+                    .split([' ', '{'])
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
             };
             eprintln!(
                 "STAT\t{d:?}\t{}\t{locate:?}\t{outcome}\t{}",
@@ -484,7 +496,7 @@ fuzz_target!(|data: &[u8]| {
     // panics; for a single hunk in the oracle's domain, a match spliced
     // in gives B.
     for (i, h) in damaged.iter().enumerate() {
-        let (old, new) = (h.old(), h.new());
+        let (old, new) = (h.old_lines(), h.new_lines());
         let found = whitespace_lines(&a, &old, &new);
         if damaged.len() != 1 || final_newline.is_some() {
             continue;

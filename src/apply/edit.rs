@@ -453,7 +453,15 @@ fn spaces_in_a_tab_file(
                 !l.trim().is_empty() && !super::loose::lead(l).is_empty()
             });
             let kept = shape.kept();
+            // An added line indented with a tab shows the reply writes
+            // the file's tabs: its lines with spaces are meant so.
+            let tabbed = f
+                .new
+                .iter()
+                .enumerate()
+                .any(|(k, l)| kept[k].is_none() && !l.trim().is_empty() && l.starts_with('\t'));
             !shown
+                && !tabbed
                 && f.new.len() == shape.new.len()
                 && f.new
                     .iter()
@@ -1661,6 +1669,17 @@ mod tests {
             ),
             "{err:?}"
         );
+        // Fuzz finding (fuzz target `edit`): an exact diff was refused
+        // although its other added lines are indented with tabs, which
+        // shows this reply writes the file's tabs as tabs.
+        let h = tagged(&[
+            (' ', "func init() {"),
+            ('+', "\tw()"),
+            ('+', "    // aligned"),
+            (' ', "}"),
+        ]);
+        let (out, _) = run(file, &[h], Locate::Unique).unwrap();
+        assert!(out.contains("{\n\tw()\n    // aligned\n}"), "{out}");
         // With tabs it lands; in a file indented with spaces too.
         let h = tagged(&[(' ', "func init() {"), ('+', "\tw()"), (' ', "}")]);
         assert!(run(file, &[h], Locate::Unique).is_ok());
