@@ -599,7 +599,6 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
         });
     }
     let first = if hunk.at_end { None } else { Some(cursor) };
-    let mut unindentable = None;
     // The whole hunk by every step before the hunk without its last blank
     // line (as Codex does): cut first, a line the file has with blanks on
     // it would not be removed.
@@ -621,15 +620,12 @@ fn sequential(lines: &Lines<'_>, shape: &Shape<'_>, mut cursor: usize) -> Result
                             next: None,
                         });
                     }
-                    Fit::Unindentable => {
-                        unindentable.get_or_insert(at);
-                    }
+                    // The first place that fits is the one Codex takes:
+                    // its new lines cannot be written, so nothing is.
+                    Fit::Unindentable => return Err(Miss::Unindentable { line: at }),
                 }
             }
         }
-    }
-    if let Some(line) = unindentable {
-        return Err(Miss::Unindentable { line });
     }
     match fuzz(lines, shape, &tries[0], first) {
         Ok(f) => Ok(f),
@@ -689,6 +685,7 @@ fn fold(c: char) -> char {
 
 /// The old and new lines a step tries: the hunk's, or a part of them (a
 /// leading blank line dropped) starting at `old_from` and `new_from`.
+#[derive(Clone, Copy)]
 struct Window<'s, 'h> {
     old: &'s [&'h str],
     new: &'s [&'h str],
@@ -848,10 +845,7 @@ fn unique(lines: &Lines<'_>, shape: &Shape<'_>, cursor: usize, shift: i64) -> Re
         new_from: 0,
     };
     let blank_lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
-    let mut tries: Vec<(Step, Window<'_, '_>)> = vec![
-        (Step::Exact, whole.clone_ref()),
-        (Step::Indent, whole.clone_ref()),
-    ];
+    let mut tries: Vec<(Step, Window<'_, '_>)> = vec![(Step::Exact, whole), (Step::Indent, whole)];
     if blank_lead > 0 && blank_lead < old_lines.len() {
         let new_lead = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
         let new_from = new_lead.min(blank_lead);
@@ -861,21 +855,34 @@ fn unique(lines: &Lines<'_>, shape: &Shape<'_>, cursor: usize, shift: i64) -> Re
             old_from: blank_lead,
             new_from,
         };
-        tries.push((Step::LeadingBlank, part.clone_ref()));
+        tries.push((Step::LeadingBlank, part));
         tries.push((Step::LeadingBlankIndent, part));
     }
     let mut unindentable = None;
     for (step, w) in &tries {
         let mut matches: Vec<(usize, Vec<String>, Option<String>)> = Vec::new();
+        // Places that fit but whose new lines cannot be re-indented are
+        // still places: beside another one, which is meant is a guess.
+        let mut unwritable = Vec::new();
         if let Some(range) = windows(lines, w.old.len(), Some(cursor)) {
             for i in range {
                 match w.at(lines, shape, i, *step) {
                     Fit::No => {}
                     Fit::Yes(new, note) => matches.push((i, new, note)),
-                    Fit::Unindentable => {
-                        unindentable.get_or_insert(i);
-                    }
+                    Fit::Unindentable => unwritable.push(i),
                 }
+            }
+        }
+        if let Some(&first) = unwritable.first() {
+            unindentable.get_or_insert(first);
+            if !matches.is_empty() {
+                let mut starts: Vec<usize> =
+                    matches.iter().map(|m| m.0).chain(unwritable).collect();
+                starts.sort_unstable();
+                return Err(Miss::Ambiguous {
+                    starts,
+                    step: *step,
+                });
             }
         }
         if matches.is_empty() {
@@ -896,17 +903,6 @@ fn unique(lines: &Lines<'_>, shape: &Shape<'_>, cursor: usize, shift: i64) -> Re
         return Err(Miss::Unindentable { line });
     }
     fuzz(lines, shape, &whole, Some(cursor))
-}
-
-impl<'s, 'h> Window<'s, 'h> {
-    fn clone_ref(&self) -> Window<'s, 'h> {
-        Window {
-            old: self.old,
-            new: self.new,
-            old_from: self.old_from,
-            new_from: self.new_from,
-        }
-    }
 }
 
 /// One match taken from several: the only one, or the one nearest the
@@ -1013,12 +1009,19 @@ fn fuzz(
             break;
         }
     }
-    match matches.len() {
-        0 => match unindentable {
-            Some(line) => Err(Miss::Unindentable { line }),
-            None => Err(Miss::NotFound { anchor: None }),
-        },
-        1 => {
+    match (matches.len(), unindentable) {
+        (0, Some(line)) => Err(Miss::Unindentable { line }),
+        (0, None) => Err(Miss::NotFound { anchor: None }),
+        // A place whose new lines cannot be written is still a place.
+        (1, Some(other)) => {
+            let mut starts = vec![matches[0].0, other];
+            starts.sort_unstable();
+            Err(Miss::Ambiguous {
+                starts,
+                step: Step::Fuzz,
+            })
+        }
+        (1, None) => {
             let (start, new, note) = matches.pop().expect("one match");
             Ok(Found {
                 start,
@@ -1082,9 +1085,15 @@ pub fn whitespace_lines(norm: &str, pattern: &[&str], replacement: &[&str]) -> L
             }
         }
     }
-    match matches.len() {
-        0 => unindentable.map_or(Loose::NotFound, Loose::Unindentable),
-        1 => {
+    match (matches.len(), unindentable) {
+        (0, _) => unindentable.map_or(Loose::NotFound, Loose::Unindentable),
+        // A place whose new lines cannot be written is still a place.
+        (1, Some(other)) => {
+            let mut lines = vec![matches[0].0 as u32 + 1, other];
+            lines.sort_unstable();
+            Loose::Ambiguous(lines)
+        }
+        (1, None) => {
             let (start, new, note) = matches.pop().expect("one match");
             Loose::Found {
                 start,
@@ -1686,5 +1695,19 @@ mod tests {
         let spaces = file.replace("\tx", "    x");
         let h = tagged(&[(' ', "func init() {"), ('+', "    w()"), (' ', "}")]);
         assert!(run(&spaces, &[h], Locate::Unique).is_ok());
+    }
+
+    #[test]
+    fn a_place_whose_new_lines_cannot_be_re_indented_still_counts_as_a_place() {
+        // Both places fit loosely; at the first (indented 2) the shift
+        // would take the new line left of the margin, at the second
+        // (indented 8) it would not. Which is meant is a guess.
+        let file = "  a = 1\n  b = 2\nx\n        a = 1\n        b = 2\n";
+        let h = hunk(&["    a = 1", "    b = 2"], &["    a = 1", " c = 3"]);
+        let err = run(file, &[h], Locate::Unique).unwrap_err();
+        assert!(
+            matches!(err, EditError::Ambiguous { ref lines, .. } if lines == &[1, 4]),
+            "{err:?}"
+        );
     }
 }
