@@ -14,7 +14,7 @@
 
 #![no_main]
 
-use clada::apply::edit::{EditError, Loose, edit, whitespace_lines};
+use clada::apply::edit::{EditError, Loose, edit, fold, whitespace_lines};
 use clada::apply::loose::kept;
 use clada::plan::{Hunk, Locate};
 use libfuzzer_sys::fuzz_target;
@@ -216,18 +216,6 @@ fn hunk(lines: &Lines, aider: bool) -> Hunk {
     }
     h.line = Some(lines.number);
     h
-}
-
-/// A Unicode dash, quote or space as its ASCII look-alike (the loosest
-/// comparison apply_patch makes; edit.rs's `fold`).
-fn fold(c: char) -> char {
-    match c {
-        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
-        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
-        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-        c => c,
-    }
 }
 
 fn loosely(a: &str, b: &str) -> bool {

@@ -390,11 +390,7 @@ fn retab_by_example(lines: &Lines<'_>, shapes: &[Shape<'_>], found: &mut [Found]
         }
         // Hunks whose matched lines show the file's indentation were
         // written in it already.
-        let shown = (0..f.len).any(|k| {
-            let l = lines.line(f.start + k);
-            !l.trim().is_empty() && !super::loose::lead(l).is_empty()
-        });
-        if shown {
+        if shows_indentation(lines, f) {
             continue;
         }
         let kept = shape.kept();
@@ -403,11 +399,10 @@ fn retab_by_example(lines: &Lines<'_>, shapes: &[Shape<'_>], found: &mut [Found]
             if kept[k].is_some() {
                 continue;
             }
-            let ws = super::loose::lead(l);
-            if ws.is_empty() || ws.contains('\t') || l.trim().is_empty() {
+            if !super::loose::spaced(l) {
                 continue;
             }
-            let n = ws.len();
+            let n = super::loose::lead(l).len();
             *l = format!(
                 "{}{}{}",
                 "\t".repeat(n / width),
@@ -439,51 +434,31 @@ fn spaces_in_a_tab_file(
     shapes: &[Shape<'_>],
     found: &[Found],
 ) -> Option<(usize, usize)> {
-    let spaced = |l: &str| {
-        let ws = super::loose::lead(l);
-        !ws.is_empty() && !ws.contains('\t') && !l.trim().is_empty()
-    };
-    let suspects: Vec<usize> = found
-        .iter()
-        .zip(shapes)
-        .enumerate()
-        .filter(|(_, (f, shape))| {
-            let shown = (0..f.len).any(|k| {
-                let l = lines.line(f.start + k);
-                !l.trim().is_empty() && !super::loose::lead(l).is_empty()
-            });
-            let kept = shape.kept();
-            // An added line indented with a tab shows the reply writes
-            // the file's tabs: its lines with spaces are meant so.
-            let tabbed = f
-                .new
+    let first = found.iter().zip(shapes).position(|(f, shape)| {
+        let kept = shape.kept();
+        let added = || {
+            f.new
                 .iter()
                 .enumerate()
-                .any(|(k, l)| kept[k].is_none() && !l.trim().is_empty() && l.starts_with('\t'));
-            !shown
-                && !tabbed
-                && f.new.len() == shape.new.len()
-                && f.new
-                    .iter()
-                    .enumerate()
-                    .any(|(k, l)| kept[k].is_none() && spaced(l))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let first = *suspects.first()?;
-    let indented = (0..lines.len())
-        .map(|i| lines.line(i))
-        .filter(|l| !l.trim().is_empty() && !super::loose::lead(l).is_empty());
-    let (mut tabs, mut all) = (0, 0);
-    for l in indented {
-        all += 1;
-        if l.starts_with('\t') {
-            tabs += 1;
-        } else {
-            return None;
-        }
-    }
-    (all >= 3 && tabs == all).then(|| (first, found[first].start))
+                .filter(|(k, _)| kept[*k].is_none())
+                .map(|(_, l)| l)
+        };
+        // An added line indented with a tab shows the reply writes the
+        // file's tabs: its lines with spaces are meant so.
+        let tabbed = added().any(|l| !l.trim().is_empty() && l.starts_with('\t'));
+        !shows_indentation(lines, f)
+            && !tabbed
+            && f.new.len() == shape.new.len()
+            && added().any(|l| super::loose::spaced(l))
+    })?;
+    super::loose::tabs_only((0..lines.len()).map(|i| lines.line(i)))
+        .then(|| (first, found[first].start))
+}
+
+/// Whether the file's lines a hunk was found on show an indentation (one
+/// of them is indented).
+fn shows_indentation(lines: &Lines<'_>, f: &Found) -> bool {
+    (0..f.len).any(|k| super::loose::indented(lines.line(f.start + k)))
 }
 
 enum Miss {
@@ -673,7 +648,7 @@ fn same(file: &str, pattern: &str, step: Step) -> bool {
 }
 
 /// A Unicode dash, quote or space as its ASCII look-alike (Codex's list).
-fn fold(c: char) -> char {
+pub fn fold(c: char) -> char {
     match c {
         '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',

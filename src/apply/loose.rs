@@ -92,6 +92,29 @@ pub fn lead(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
+/// Whether a line has text and is indented.
+pub fn indented(line: &str) -> bool {
+    !line.trim().is_empty() && !lead(line).is_empty()
+}
+
+/// Whether a line has text and is indented with spaces only.
+pub fn spaced(line: &str) -> bool {
+    indented(line) && !lead(line).contains('\t')
+}
+
+/// Whether the indented lines among `lines`, three at least, all start
+/// with a tab: a file indented with tabs alone.
+pub fn tabs_only<'a>(lines: impl Iterator<Item = &'a str>) -> bool {
+    let mut count = 0;
+    for l in lines.filter(|l| indented(l)) {
+        if !l.starts_with('\t') {
+            return false;
+        }
+        count += 1;
+    }
+    count >= 3
+}
+
 /// The column a run of spaces and tabs reaches, with tab stops every
 /// `width` columns.
 fn columns(ws: &str, width: usize) -> usize {

@@ -202,30 +202,17 @@ pub fn search_within(
 /// the pattern is indented to show how the reply writes one — the EDIT's
 /// rule (doc/matching.md), for an exact match.
 fn spaces_for_tabs(text: &Text<'_>, search: &Search<'_>) -> bool {
-    let lead = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
-    let spaced = |l: &&str| lead(l) > 0 && !l[..lead(l)].contains('\t') && !l.trim().is_empty();
-    if search
-        .pattern
-        .lines()
-        .any(|l| lead(l) > 0 && !l.trim().is_empty())
+    use super::loose::{indented, spaced, tabs_only};
+    if search.pattern.lines().any(indented)
         || !search
             .replacement
             .lines()
             .filter(|l| !search.pattern.lines().any(|p| p == *l))
-            .any(|l| spaced(&l))
+            .any(spaced)
     {
         return false;
     }
-    let Ok(norm) = std::str::from_utf8(text.norm()) else {
-        return false;
-    };
-    let mut indented = norm
-        .lines()
-        .filter(|l| lead(l) > 0 && !l.trim().is_empty())
-        .peekable();
-    indented.peek().is_some()
-        && indented.clone().count() >= 3
-        && indented.all(|l| l.starts_with('\t'))
+    std::str::from_utf8(text.norm()).is_ok_and(|norm| tabs_only(norm.lines()))
 }
 
 /// `--match whitespace` (a reply whose indentation is not to be trusted):
