@@ -54,6 +54,7 @@ pub fn resolve(flags: RunFlags, layers: &Layers<'_>) -> Result<RunSettings, CliE
         max_output,
         verify,
         shared_dirs,
+        cancel: None,
     })
 }
 

@@ -14,6 +14,7 @@ mod guard;
 mod hook;
 mod input;
 mod log;
+mod mcp;
 mod paint;
 mod parse;
 mod prompt;
@@ -110,6 +111,8 @@ pub enum Command {
     // Its help is on its argument struct.
     PushReply(push_reply::PushReplyArgs),
     Completions(completions::CompletionsArgs),
+    // Its help is on its argument struct.
+    Mcp(mcp::McpArgs),
 }
 
 /// How a command ended, as the spec's exit statuses.
@@ -188,6 +191,7 @@ pub fn main() -> ExitCode {
         Command::Hook(args) => hook::run_hook(args),
         Command::PushReply(args) => push_reply::run_push_reply(args),
         Command::Completions(args) => completions::run_completions(args),
+        Command::Mcp(args) => mcp::run_mcp(args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
@@ -205,10 +209,32 @@ pub fn main() -> ExitCode {
     }
 }
 
+thread_local! {
+    /// Where this thread's command output goes instead of stdout, while
+    /// `git clada mcp` runs a command for a tool call ([`captured`]).
+    static CAPTURE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with everything it writes through [`write_stdout`] kept
+/// instead of printed, and returns it beside `f`'s result. Every
+/// command writes its output through `write_stdout`, so the MCP server
+/// can run a command in process and hand its output to the client.
+pub(crate) fn captured<T>(f: impl FnOnce() -> T) -> (T, Vec<u8>) {
+    let outer = CAPTURE.with(|c| c.replace(Some(Vec::new())));
+    let result = f();
+    let output = CAPTURE.with(|c| c.replace(outer)).unwrap_or_default();
+    (result, output)
+}
+
 /// Writes to stdout, treating a closed pipe (`| head`) as a normal end.
 pub(crate) fn write_stdout(
     f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), CliError> {
+    if let Some(mut buffer) = CAPTURE.with(|c| c.borrow_mut().take()) {
+        let result = f(&mut buffer);
+        CAPTURE.with(|c| *c.borrow_mut() = Some(buffer));
+        return result.map_err(|e| CliError::new(format!("cannot write the output: {e}")));
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = f(&mut out).and_then(|()| std::io::Write::flush(&mut out));

@@ -71,14 +71,20 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         Format::Json => write_json(&parsed),
         Format::Text => write_stdout(|out| write_text(out, &parsed, &input.origin)),
     }?;
+    Ok(verdict(&parsed))
+}
+
+/// The exit class of a parsed reply: what `parse` answers and what the
+/// MCP server's `check` tool reports.
+pub(crate) fn verdict(parsed: &Parsed<'_>) -> Outcome {
     let counts = parsed.counts();
-    Ok(if counts.fatal > 0 {
+    if counts.fatal > 0 {
         Outcome::Fatal
     } else if counts.invalid > 0 || parsed.is_empty() || !parsed.dropped.is_empty() {
         Outcome::Failed
     } else {
         Outcome::Success
-    })
+    }
 }
 
 /// Files smaller than this are read: mapping one costs about as much.

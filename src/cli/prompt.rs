@@ -58,8 +58,14 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
                 .hint(format!("use one of: {}", Syntax::read_names()))
         })?,
     };
-    let guide = match syntax {
-        Syntax::Csl => render(&delims),
+    write_stdout(|out| out.write_all(guide(syntax, &delims).as_bytes()))?;
+    Ok(Outcome::Success)
+}
+
+/// The guide to `syntax` (CSL's with these delimiters).
+pub(crate) fn guide(syntax: Syntax, delims: &crate::csl::Delimiters) -> String {
+    match syntax {
+        Syntax::Csl => render(delims),
         Syntax::Json => JSON_GUIDE.to_string(),
         Syntax::Replacer => REPLACER_GUIDE.to_string(),
         Syntax::Aider => AIDER_GUIDE.to_string(),
@@ -68,9 +74,7 @@ pub fn run_prompt(args: PromptArgs) -> Result<Outcome, CliError> {
         Syntax::Telt => TELT_GUIDE.to_string(),
         Syntax::Patch => PATCH_GUIDE.to_string(),
         Syntax::Diff => DIFF_GUIDE.to_string(),
-    };
-    write_stdout(|out| out.write_all(guide.as_bytes()))?;
-    Ok(Outcome::Success)
+    }
 }
 
 /// The guide for these delimiters.

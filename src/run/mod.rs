@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use policy::{Approvals, Place, Verdict};
 
 /// Limits of commands (apply.md §6).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Per command (`--timeout`).
     pub timeout: Duration,
@@ -28,6 +28,9 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// Output kept per task (`--max-output`).
     pub max_output: usize,
+    /// Set when the caller gave up on the apply: the running command is
+    /// killed and no other starts.
+    pub cancel: Option<spawn::Cancel>,
 }
 
 /// The user's answer to "run this command?".
@@ -57,6 +60,15 @@ pub struct RunFailure {
     pub error_type: &'static str,
     pub message: String,
     pub details: Vec<String>,
+}
+
+/// A command stopped because the apply was cancelled.
+fn cancelled(line: &str, what: &str) -> RunFailure {
+    RunFailure {
+        error_type: "cancelled",
+        message: format!("`{line}` {what}: the request was cancelled"),
+        details: Vec::new(),
+    }
 }
 
 /// Lines of output quoted in an `exec_failed` report.
@@ -216,6 +228,14 @@ impl<'a> Runner<'a> {
         pin_git: bool,
         outcome: &mut RunOutcome,
     ) -> Option<RunFailure> {
+        if self
+            .limits
+            .cancel
+            .as_ref()
+            .is_some_and(spawn::Cancel::is_set)
+        {
+            return Some(cancelled(line, "was not started"));
+        }
         if self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
             return Some(RunFailure {
                 error_type: "exec_timeout",
@@ -230,6 +250,7 @@ impl<'a> Runner<'a> {
             timeout: self.limits.timeout,
             deadline: self.limits.deadline,
             max_output: room,
+            cancel: self.limits.cancel.clone(),
         };
         let env = if pin_git {
             git_pinned_to(root)
@@ -272,6 +293,9 @@ impl<'a> Runner<'a> {
                 outcome.output.push('\n');
             }
             outcome.output.push_str("[output truncated]\n");
+        }
+        if ran.cancelled {
+            return Some(cancelled(line, "was killed"));
         }
         if ran.timed_out {
             let total = self.limits.deadline.is_some_and(|d| Instant::now() >= d);

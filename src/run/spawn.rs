@@ -30,7 +30,7 @@ pub const GIT_REDIRECTS: &[&str] = &[
 ];
 
 /// Limits of one command.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// Killed after this long (`--timeout`).
     pub timeout: Duration,
@@ -38,6 +38,24 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// Bytes of output kept (`--max-output`); the rest is dropped.
     pub max_output: usize,
+    /// Killed (with its group) as soon as this is set: the caller gave
+    /// up on the apply (an MCP client's `notifications/cancelled`).
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag another thread sets to stop the commands of one apply: the
+/// running one is killed with its process group, none starts after.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    pub fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// How a command ended.
@@ -47,6 +65,8 @@ pub struct Ran {
     pub code: Option<i32>,
     /// Killed by us for running past a limit.
     pub timed_out: bool,
+    /// Killed by us because the apply was cancelled ([`Limits::cancel`]).
+    pub cancelled: bool,
     /// stdout and stderr interleaved as they arrived, up to the limit.
     pub output: Vec<u8>,
     pub truncated: bool,
@@ -54,7 +74,7 @@ pub struct Ran {
 
 impl Ran {
     pub fn success(&self) -> bool {
-        !self.timed_out && self.code == Some(0)
+        !self.timed_out && !self.cancelled && self.code == Some(0)
     }
 
     /// The last `lines` lines of the output, for error reports.
@@ -158,6 +178,7 @@ pub fn run(
     let mut ran = Ran {
         code: None,
         timed_out: false,
+        cancelled: false,
         output: Vec::new(),
         truncated: false,
     };
@@ -190,6 +211,10 @@ pub fn run(
                 kill_group(group);
             } else if Instant::now() >= stop_at {
                 ran.timed_out = true;
+                kill_group(group);
+                exited = child.wait().ok();
+            } else if limits.cancel.as_ref().is_some_and(Cancel::is_set) {
+                ran.cancelled = true;
                 kill_group(group);
                 exited = child.wait().ok();
             }
@@ -347,7 +372,33 @@ mod tests {
             timeout: Duration::from_secs(10),
             deadline: None,
             max_output: 1 << 20,
+            cancel: None,
         }
+    }
+
+    #[test]
+    fn a_cancel_kills_the_running_group_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = Cancel::default();
+        let setter = cancel.clone();
+        let started = Instant::now();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            setter.set();
+        });
+        let ran = run(
+            &words("sleep 20"),
+            dir.path(),
+            Limits {
+                cancel: Some(cancel),
+                ..limits()
+            },
+            &[],
+            |_| {},
+        )
+        .unwrap();
+        assert!(ran.cancelled && !ran.timed_out && !ran.success());
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

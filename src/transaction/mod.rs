@@ -83,6 +83,10 @@ pub struct RunSettings {
     /// `clada.sharedDirs`: the user's ignored directories linked into the
     /// scratch tree.
     pub shared_dirs: Vec<String>,
+    /// Set by another thread when the caller gave up on the apply (an MCP
+    /// client's cancellation): commands are killed, and the apply stops
+    /// before it commits anything.
+    pub cancel: Option<crate::run::spawn::Cancel>,
 }
 
 /// Resolved settings of one apply.
@@ -355,6 +359,7 @@ fn runner<'h>(
         timeout: run.timeout,
         deadline: run.total_timeout.map(|t| start + t),
         max_output: run.max_output,
+        cancel: run.cancel.clone(),
     };
     let on_line = std::mem::replace(&mut hooks.on_line, Box::new(|_, _| {}));
     Runner::new(approvals, limits, hooks.ask.take(), on_line)
@@ -504,6 +509,12 @@ pub fn apply(
     };
     let always = std::mem::take(&mut runner.always);
     timings.mark("pre commit, operations, post tree");
+    // Cancelled: nothing is committed and no reference moves (a pre
+    // commit made above is unreferenced, as after a crash).
+    if settings.run.cancel.as_ref().is_some_and(|c| c.is_set()) {
+        return Err(Error::new("the request was cancelled; nothing was applied")
+            .hint("send the reply again to apply it"));
+    }
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(

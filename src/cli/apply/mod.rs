@@ -62,6 +62,25 @@ pub enum MatchArg {
     Whitespace,
 }
 
+/// Who asked for an apply, where it is not the terminal: `git clada mcp`
+/// (a client's tool call) passes the reply in memory, its own question
+/// about commands that are not approved, a cancellation flag, and takes
+/// the report as text too (the tool result holds the JSON report and the
+/// text one). The command line passes [`Caller::default`].
+#[derive(Default)]
+pub(crate) struct Caller {
+    /// The reply, when the caller has it; else it is read as `args` say.
+    pub input: Option<ReplyInput>,
+    /// Asks whether to run a command line that is not approved.
+    pub ask: Option<crate::run::Ask<'static>>,
+    /// Receives each line of command output as it arrives.
+    pub on_line: Option<crate::run::OnLine<'static>>,
+    /// Set by the caller to give up on the apply.
+    pub cancel: Option<crate::run::spawn::Cancel>,
+    /// `Some`: the text report is written here too.
+    pub text: Option<Vec<u8>>,
+}
+
 /// Apply a reply to the current branch as pre and post commits
 ///
 /// Snapshots your uncommitted work (untracked files included) in a `pre`
@@ -316,7 +335,7 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
                 .and_then(Option::as_ref)
                 .and_then(|r| r.config_string("clada.format"))
                 .is_some_and(|f| f.trim() == "json"));
-    match apply_or_stop(args, discovered) {
+    match apply_or_stop(args, discovered, &mut Caller::default()) {
         // An agent that asked for JSON gets JSON even when apply stops
         // before it has a report; the message still goes to stderr too.
         Err(e) if json => {
@@ -332,9 +351,12 @@ pub fn run_apply(args: ApplyArgs) -> Result<Outcome, CliError> {
     }
 }
 
-fn apply_or_stop(
+/// The apply, from the reply to the report on stdout (captured by `git
+/// clada mcp`): what `run_apply` does short of the JSON error document.
+pub(crate) fn apply_or_stop(
     args: ApplyArgs,
     discovered: Result<Option<Repository>, crate::git::GitError>,
+    caller: &mut Caller,
 ) -> Result<Outcome, CliError> {
     let mut timings = Timings::default();
     let repo = discovered.map_err(|e| CliError::new(e.to_string()))?;
@@ -359,14 +381,32 @@ fn apply_or_stop(
         return Err(CliError::new("not a git repository (or any of its parents)")
             .hint("run it inside a repository, or use --no-git to apply in the current directory without commits"));
     };
-    let input = read_input(&args, &repo)?;
+    let input = match caller.input.take() {
+        Some(input) => input,
+        None => read_input(&args, &repo)?,
+    };
     let parsed = parse_input(&input, choice, &delims);
     let (early, early_settings) = resolve(&args, &Layers::new(Some(&repo)))?;
     if parsed.has_fatal() {
+        if let Some(text) = &mut caller.text {
+            write_fatal(
+                text,
+                &parsed,
+                &input.origin,
+                Format::Text,
+                &crate::style::Palette::PLAIN,
+            )
+            .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+        }
         return finish_fatal(&parsed, &input.origin, early.format);
     }
     if parsed.is_empty() {
-        return finish_unapplied(&parsed, &early, transaction::no_operations(&parsed));
+        let applied = transaction::no_operations(&parsed);
+        if let Some(text) = &mut caller.text {
+            write_unapplied(text, &parsed, &plain_text(&early), &applied)
+                .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+        }
+        return finish_unapplied(&parsed, &early, applied);
     }
     // Before the HEAD check: a rebase detaches HEAD, and "switch to a
     // branch" would be the wrong advice.
@@ -414,7 +454,7 @@ fn apply_or_stop(
         request: None,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let rendered = apply_and_render(
+    let rendered = apply_and_render_for(
         &repo,
         &args,
         &input,
@@ -422,9 +462,21 @@ fn apply_or_stop(
         &target,
         interactive,
         &mut timings,
+        caller,
     )?;
     write_stdout(|w| w.write_all(&rendered.report))?;
     Ok(rendered.outcome)
+}
+
+/// The text report's presentation for a caller that takes text beside
+/// JSON: every task line at the end, no colour.
+fn plain_text(shown: &Presentation) -> Presentation {
+    Presentation {
+        format: Format::Text,
+        output_mode: OutputMode::Buffer,
+        error_detail: shown.error_detail,
+        palette: crate::style::Palette::PLAIN,
+    }
 }
 
 /// What [`apply_and_render`] did.
@@ -456,10 +508,37 @@ pub(crate) fn apply_and_render(
     interactive: bool,
     timings: &mut Timings,
 ) -> Result<Rendered, CliError> {
+    apply_and_render_for(
+        repo,
+        args,
+        input,
+        parsed,
+        target,
+        interactive,
+        timings,
+        &mut Caller::default(),
+    )
+}
+
+/// [`apply_and_render`] for `caller`: its question, its cancellation,
+/// and the text report for it too.
+#[allow(clippy::too_many_arguments)]
+fn apply_and_render_for(
+    repo: &Repository,
+    args: &ApplyArgs,
+    input: &ReplyInput,
+    parsed: &Parsed<'_>,
+    target: &Target<'_>,
+    interactive: bool,
+    timings: &mut Timings,
+    caller: &mut Caller,
+) -> Result<Rendered, CliError> {
     let mut shown: Option<Presentation> = None;
+    let cancel = caller.cancel.clone();
     let mut resolve_team = |team: Option<&[u8]>| -> Result<Settings, transaction::Error> {
-        let (presentation, settings) = with_team(repo, args, team)?;
+        let (presentation, mut settings) = with_team(repo, args, team)?;
         shown = Some(presentation);
+        settings.run.cancel = cancel.clone();
         Ok(settings)
     };
     // How it is shown must be known before the team file is read (task
@@ -472,7 +551,13 @@ pub(crate) fn apply_and_render(
     if streaming && !warnings.is_empty() {
         let _ = write_stdout(|out| out.write_all(warnings.as_bytes()));
     }
-    let hooks = terminal_hooks(streaming, interactive);
+    let mut hooks = terminal_hooks(streaming, interactive);
+    if let Some(ask) = caller.ask.take() {
+        hooks.ask = Some(ask);
+    }
+    if let Some(on_line) = caller.on_line.take() {
+        hooks.on_line = on_line;
+    }
     let applied = transaction::apply(
         repo,
         parsed,
@@ -503,6 +588,18 @@ pub(crate) fn apply_and_render(
         streaming,
     )
     .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    if let Some(text) = &mut caller.text {
+        text.extend_from_slice(render::warning_lines(parsed, Format::Text).as_bytes());
+        render(
+            text,
+            &|id: ObjectId| repo.short(id),
+            &plain_text(&presentation),
+            parsed,
+            &applied,
+            false,
+        )
+        .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
+    }
     Ok(Rendered {
         outcome: outcome_of(applied.ending),
         applied,
@@ -654,39 +751,52 @@ pub(crate) fn parse_input<'a>(
 
 /// A reply with fatal errors: nothing runs.
 fn finish_fatal(parsed: &Parsed<'_>, origin: &str, format: Format) -> Result<Outcome, CliError> {
+    let palette = super::paint::stdout();
+    write_stdout(|out| write_fatal(out, parsed, origin, format, &palette))?;
+    Ok(Outcome::Fatal)
+}
+
+/// The report of a reply with fatal errors.
+fn write_fatal(
+    out: &mut dyn std::io::Write,
+    parsed: &Parsed<'_>,
+    origin: &str,
+    format: Format,
+    palette: &crate::style::Palette,
+) -> std::io::Result<()> {
     let fatal = parsed.counts().fatal;
     let message = format!(
         "FATAL: nothing was applied: the reply has {fatal} fatal error{}",
         if fatal == 1 { "" } else { "s" }
     );
     match format {
-        Format::Json => render::write_json(&render::fatal_report(parsed, message))?,
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &render::fatal_report(parsed, message))
+                .map_err(std::io::Error::from)?;
+            out.write_all(b"\n")
+        }
         Format::Text => {
-            let palette = super::paint::stdout();
-            write_stdout(|out| {
-                for d in parsed
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.severity() == Severity::Fatal)
-                {
-                    writeln!(
-                        out,
-                        "{}",
-                        csl::diagnostic::render_in(d, &parsed.source, origin, &palette)
-                    )?;
-                }
-                let omitted = csl::Counts {
-                    fatal: parsed.diagnostics.omitted().fatal,
-                    ..csl::Counts::default()
-                };
-                if let Some(line) = csl::sink::not_shown(omitted) {
-                    writeln!(out, "{line}\n")?;
-                }
-                writeln!(out, "{message}")
-            })?;
+            for d in parsed
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity() == Severity::Fatal)
+            {
+                writeln!(
+                    out,
+                    "{}",
+                    csl::diagnostic::render_in(d, &parsed.source, origin, palette)
+                )?;
+            }
+            let omitted = csl::Counts {
+                fatal: parsed.diagnostics.omitted().fatal,
+                ..csl::Counts::default()
+            };
+            if let Some(line) = csl::sink::not_shown(omitted) {
+                writeln!(out, "{line}\n")?;
+            }
+            writeln!(out, "{message}")
         }
     }
-    Ok(Outcome::Fatal)
 }
 
 /// A result reached without the transaction (no operations): rendered
@@ -696,19 +806,26 @@ fn finish_unapplied(
     presentation: &Presentation,
     applied: Applied,
 ) -> Result<Outcome, CliError> {
-    let warnings = render::warning_lines(parsed, presentation.format);
-    write_stdout(|w| {
-        w.write_all(warnings.as_bytes())?;
-        render(
-            w,
-            &|id: ObjectId| id.to_string(),
-            presentation,
-            parsed,
-            &applied,
-            false,
-        )
-    })?;
+    write_stdout(|w| write_unapplied(w, parsed, presentation, &applied))?;
     Ok(outcome_of(applied.ending))
+}
+
+fn write_unapplied(
+    w: &mut dyn std::io::Write,
+    parsed: &Parsed<'_>,
+    presentation: &Presentation,
+    applied: &Applied,
+) -> std::io::Result<()> {
+    let warnings = render::warning_lines(parsed, presentation.format);
+    w.write_all(warnings.as_bytes())?;
+    render(
+        w,
+        &|id: ObjectId| id.to_string(),
+        presentation,
+        parsed,
+        applied,
+        false,
+    )
 }
 
 /// `--no-git`: edit the current directory in place.
