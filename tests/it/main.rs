@@ -25,6 +25,7 @@ mod hook;
 mod http;
 mod loose;
 mod loose_writes;
+mod mcp;
 mod messages;
 mod parse;
 mod progress;

@@ -16,15 +16,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptMessage, Role,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt,
+    PromptMessage, Role, ServerCapabilities, ServerConfig,
 };
-use rmcp::schemars::JsonSchema;
-use rmcp::service::{ElicitationError, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _};
-use serde::Deserialize;
 
 use crate::cli::CliError;
 use crate::cli::apply::Caller;
@@ -88,28 +86,10 @@ pub async fn serve(served: Option<Served>, protocol: tokio::fs::File) -> Result<
     Ok(())
 }
 
-/// The answer to "run this command?" asked through the client.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-struct Approval {
-    /// once: run it this time; always: run it and approve it for this
-    /// repository (as `git clada allow`); no: do not run it.
-    answer: ApprovalAnswer,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(crate = "rmcp::schemars")]
-enum ApprovalAnswer {
-    Once,
-    Always,
-    No,
-}
-
-rmcp::elicit_safe!(Approval);
-
 /// Asks the user, through the client, whether to run `line`; `None` when
-/// the client cannot ask (or the question failed).
+/// the client cannot ask (or the question failed). The form has one
+/// field, `answer`: once, always (approve it for this repository, as `git
+/// clada allow`) or no.
 fn ask_client(
     peer: &Peer<RoleServer>,
     handle: &tokio::runtime::Handle,
@@ -117,14 +97,54 @@ fn ask_client(
     line: &str,
 ) -> Option<Answer> {
     let message = format!("The model asks git-clada to run {what}:\n\n    {line}\n\nRun it?");
-    match handle.block_on(peer.elicit::<Approval>(message)) {
-        Ok(Some(Approval { answer })) => Some(match answer {
-            ApprovalAnswer::Once => Answer::Yes,
-            ApprovalAnswer::Always => Answer::Always,
-            ApprovalAnswer::No => Answer::No,
-        }),
-        Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => Some(Answer::No),
-        Ok(None) | Err(_) => None,
+    let schema = serde_json::from_value(serde_json::json!({
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": "Run it?",
+                "description": "once: run it this time; always: run it and approve it for this repository; no: do not run it",
+                "enum": ["once", "always", "no"],
+            },
+        },
+        "required": ["answer"],
+    }));
+    let schema = match schema {
+        Ok(schema) => schema,
+        Err(e) => {
+            eprintln!("clada mcp: the approval form is not a valid elicitation schema: {e}");
+            return None;
+        }
+    };
+    let asked = handle.block_on(peer.create_elicitation(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: schema,
+        },
+    ));
+    match asked {
+        Ok(result) => match result.action {
+            ElicitationAction::Accept => {
+                let answer = result
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("answer"))
+                    .and_then(|a| a.as_str());
+                Some(match answer {
+                    Some("once") => Answer::Yes,
+                    Some("always") => Answer::Always,
+                    // Anything else is not a yes.
+                    _ => Answer::No,
+                })
+            }
+            // Declined, cancelled, or an action this version does not know.
+            _ => Some(Answer::No),
+        },
+        Err(e) => {
+            eprintln!("clada mcp: could not ask the client about `{line}`: {e}");
+            None
+        }
     }
 }
 
@@ -232,10 +252,10 @@ impl Server {
                 ));
             }
         };
-        if !matches!(call, Call::Check(_)) {
-            if let Err(e) = self.repository(&context.peer).await {
-                return Ok(Done::failed(&e));
-            }
+        if !matches!(call, Call::Check(_))
+            && let Err(e) = self.repository(&context.peer).await
+        {
+            return Ok(Done::failed(&e));
         }
         let peer = context.peer.clone();
         let handle = tokio::runtime::Handle::current();
