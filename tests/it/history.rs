@@ -481,6 +481,52 @@ fn squash_refuses_pushed_commits_unless_forced_and_a_lone_commit_is_left_alone()
         .stdout(contains("not a clada commit"));
 }
 
+/// A squash is a commit the user asked for: it carries the identity git
+/// gives the user's own commits (git.md §1), while the applies stay
+/// clada's. Without any identity of the user's, clada's is used and the
+/// output says so.
+#[test]
+fn squash_commits_as_the_user() {
+    let who = |r: &Repo, rev: &str| r.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>", rev]);
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.git(&["config", "clada.gitAuthor", "Bot <bot@clada>"]);
+    r.git(&["config", "user.name", "Ada User"]);
+    r.git(&["config", "user.email", "ada@example.org"]);
+    r.git(&["config", "committer.email", "ada@work.example"]);
+    r.apply_write("b.txt", "1\n");
+    r.apply_write("c.txt", "2\n");
+    assert_eq!(who(&r, "HEAD"), "Bot <bot@clada> / Bot <bot@clada>");
+    r.run(&["squash"]).success();
+    assert_eq!(
+        who(&r, "HEAD"),
+        "Ada User <ada@example.org> / Ada User <ada@work.example>"
+    );
+    assert!(
+        r.git(&["reflog", "-1", "--format=%gn <%ge>", "main"])
+            .contains("Ada User <ada@work.example>")
+    );
+    // git's environment variables come first, as for `git commit`.
+    r.apply_write("d.txt", "3\n");
+    r.clada(&["squash"])
+        .env("GIT_AUTHOR_NAME", "Env Author")
+        .env("GIT_COMMITTER_EMAIL", "env@example.org")
+        .assert()
+        .success();
+    assert_eq!(
+        who(&r, "HEAD"),
+        "Env Author <ada@example.org> / Ada User <env@example.org>"
+    );
+
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("b.txt", "1\n");
+    r.apply_write("c.txt", "2\n");
+    r.run(&["squash"]).success().stdout(contains("user.name"));
+    assert_eq!(
+        who(&r, "HEAD"),
+        "clada <clada@localhost> / clada <clada@localhost>"
+    );
+}
+
 // ---------------------------------------------------------------- steps
 
 #[test]
