@@ -303,6 +303,16 @@ pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool, root: Option<&Path>) ->
     tasks
 }
 
+/// One draft of a syntax that takes relative paths, planned as
+/// [`tasks_of`] plans it (without `--allow-escape`).
+pub fn task_of(draft: &crate::plan::Draft<'_>) -> Task {
+    refuse_names(
+        plan_in(std::slice::from_ref(draft), false, &[]),
+        &crate::git::paths::refused_name,
+    )
+    .remove(0)
+}
+
 /// The ways a reply may spell the working tree `root`: as given (made
 /// absolute) and with its symbolic links resolved, as `pwd` and
 /// `realpath` print it.
