@@ -4,12 +4,13 @@
 //! lines answered "always".
 
 use std::io::{BufRead as _, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::git::Repository;
 use crate::git::commit::now_iso8601;
 use crate::plan::repo_path;
-use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals, PRIVATE_APPROVALS};
 use crate::run::{Answer, Ask, OnLine};
 pub use crate::transaction::RunSettings;
 
@@ -81,7 +82,7 @@ fn ask_on_terminal(line: &str) -> Answer {
     let stdin = std::io::stdin();
     loop {
         eprint!(
-            "clada: the reply wants to run `{}`, which is not approved.\n  Run it? [y]es, [n]o, [a]lways (approve it in {ALLOWED_COMMANDS}): ",
+            "clada: the reply wants to run `{}`, which is not approved.\n  Run it? [y]es, [n]o, [a]lways (approve it from now on): ",
             visible(line)
         );
         let _ = std::io::stderr().flush();
@@ -114,20 +115,46 @@ fn visible(text: &str) -> String {
 }
 
 /// Records the command lines the user answered "always" to, in the
-/// store of the user's working tree `root`.
-pub fn record_always(root: &Path, lines: &[String]) -> Result<(), CliError> {
+/// user's own store: in the git dir of `repo` (never the working tree,
+/// where it would be an untracked file that blocks undo and slips into
+/// the next pre snapshot); without a repository (`--no-git`), in the
+/// team's store of directory `root`, the only place there is.
+pub fn record_always(
+    repo: Option<&Repository>,
+    root: Option<&Path>,
+    lines: &[String],
+) -> Result<(), CliError> {
     if lines.is_empty() {
         return Ok(());
     }
-    let mut store = Approvals::load(root).map_err(CliError::new)?;
+    let (path, name) = match (repo, root) {
+        (Some(repo), _) => {
+            let path = private_store(repo);
+            let name = path.display().to_string();
+            (path, name)
+        }
+        (None, Some(root)) => (root.join(ALLOWED_COMMANDS), ALLOWED_COMMANDS.to_string()),
+        (None, None) => return Ok(()),
+    };
+    let mut store = Approvals::load_from(&path, &name).map_err(CliError::new)?;
     let now = now_iso8601();
     for line in lines {
         store.add(line, &now);
     }
-    store.save(root).map_err(CliError::new)?;
+    store.save_to(&path, &name).map_err(CliError::new)?;
     eprintln!(
-        "clada: approved in {ALLOWED_COMMANDS}: {} (commit it to share)",
-        lines.join(", ")
+        "clada: approved in {name}: {}{}",
+        lines.join(", "),
+        if repo.is_some() {
+            " (yours, for this repository; `git clada allow --shared` shares a command with the team)"
+        } else {
+            ""
+        }
     );
     Ok(())
+}
+
+/// The user's own approval store of `repo`, in its git dir.
+pub fn private_store(repo: &Repository) -> PathBuf {
+    repo.common_dir().join(PRIVATE_APPROVALS)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::csl::input::MAX_INPUT;
 use crate::csl::{self, Counts, OpKind};
-use crate::plan::{Action, Draft};
+use crate::plan::{Action, Draft, Task};
 use crate::syntax::Parsed;
 
 use super::apply::{parse_input, syntax_choice};
@@ -23,11 +23,13 @@ pub enum Format {
 
 /// Parse and validate a reply, and list every problem with a fix hint
 ///
-/// Shows the syntax the reply is read as. Exit status: 0 when the reply has
-/// no fatal or invalid problems (warnings are fine), 1 when some operation
-/// is invalid and would be skipped, when a block would be dropped (another
-/// syntax, a marker off column 1) or when there are no operations at all,
-/// 2 when a fatal error means nothing would run (or the input is unusable).
+/// Shows the syntax the reply is read as, and how many tasks `git clada
+/// apply` would skip before running anything. Exit status: as apply's
+/// would be for those: 0 when no task would be skipped (warnings are fine),
+/// 1 when one would be (an invalid operation, a block dropped for another
+/// syntax or a marker off column 1, a path the repository refuses) or when
+/// there are no operations at all, 2 when a fatal error means nothing would
+/// run (or the input is unusable).
 #[derive(Debug, clap::Args)]
 pub struct ParseArgs {
     /// The reply: a file, or - for standard input (the default when stdin is not a terminal)
@@ -67,23 +69,81 @@ pub fn run_parse(args: ParseArgs) -> Result<Outcome, CliError> {
         Some(_) => parse_input(&input, choice, &delims),
         None => crate::syntax::check(bytes, choice, &delims),
     };
+    // What apply would skip before anything runs: the same plan, from the
+    // same root (the working tree, or for `--no-git` this directory).
+    let root = match repo.as_ref().map(|r| r.workdir()) {
+        Some(workdir) => workdir.map(Path::to_path_buf),
+        None => std::env::current_dir().ok(),
+    };
+    let skips = Skips::planned(&parsed, root.as_deref(), &delims);
     match args.format {
         Format::Json => write_json(&parsed),
-        Format::Text => write_stdout(|out| write_text(out, &parsed, &input.origin)),
+        Format::Text => write_stdout(|out| write_text_with(out, &parsed, &input.origin, skips)),
     }?;
-    Ok(verdict(&parsed))
+    Ok(verdict(&parsed, skips))
 }
 
-/// The exit class of a parsed reply: what `parse` answers and what the
-/// MCP server's `check` tool reports.
-pub(crate) fn verdict(parsed: &Parsed<'_>) -> Outcome {
+/// `parse`'s text report of a reply to be applied in working tree `root`,
+/// and its exit class: what the MCP server's `check` tool answers.
+pub(crate) fn report(
+    out: &mut dyn Write,
+    parsed: &Parsed<'_>,
+    origin: &str,
+    root: Option<&Path>,
+    delims: &csl::Delimiters,
+) -> std::io::Result<Outcome> {
+    let skips = Skips::planned(parsed, root, delims);
+    write_text_with(out, parsed, origin, skips)?;
+    Ok(verdict(parsed, skips))
+}
+
+/// The exit class of a parsed reply: apply's, for the tasks it would skip.
+fn verdict(parsed: &Parsed<'_>, skips: Skips) -> Outcome {
     let counts = parsed.counts();
     if counts.fatal > 0 {
         Outcome::Fatal
-    } else if counts.invalid > 0 || parsed.is_empty() || !parsed.dropped.is_empty() {
+    } else if counts.invalid > 0 || parsed.is_empty() || skips.skipped > 0 {
         Outcome::Failed
     } else {
         Outcome::Success
+    }
+}
+
+/// The tasks of a reply, and how many of them apply would skip before
+/// running anything.
+#[derive(Debug, Clone, Copy, Default)]
+struct Skips {
+    tasks: usize,
+    skipped: usize,
+}
+
+impl Skips {
+    /// Plans `parsed` as apply would in working tree `root` (none after a
+    /// fatal problem: nothing would run). `delims` are the reply's.
+    fn planned(parsed: &Parsed<'_>, root: Option<&Path>, delims: &csl::Delimiters) -> Skips {
+        if parsed.counts().fatal > 0 {
+            return Skips::default();
+        }
+        if let Some(reply) = parsed.csl.as_ref().filter(|_| parsed.drafts.is_empty()) {
+            // `check` made no drafts (syntax::check): plan them one at a
+            // time, none kept. CSL paths are relative, so the root does
+            // not matter; a dropped block is a skipped task of its own.
+            let skipped = crate::syntax::csl::each_draft(reply, delims)
+                .filter(|d| matches!(crate::transaction::task_of(d), Task::Skipped { .. }))
+                .count();
+            return Skips {
+                tasks: reply.operations.len() + parsed.dropped.len(),
+                skipped: skipped + parsed.dropped.len(),
+            };
+        }
+        let tasks = crate::transaction::tasks_of(parsed, false, root);
+        Skips {
+            tasks: tasks.len(),
+            skipped: tasks
+                .iter()
+                .filter(|t| matches!(t, Task::Skipped { .. }))
+                .count(),
+        }
     }
 }
 
@@ -140,10 +200,26 @@ fn write_json(parsed: &Parsed<'_>) -> Result<(), CliError> {
     }
 }
 
+/// The diagnostics and the summary line, as `parse` prints them, for a
+/// reply applied where there is no working tree (a server's hook).
 pub(crate) fn write_text(
     out: &mut dyn Write,
     parsed: &Parsed<'_>,
     origin: &str,
+) -> std::io::Result<()> {
+    write_text_with(
+        out,
+        parsed,
+        origin,
+        Skips::planned(parsed, None, &csl::Delimiters::default()),
+    )
+}
+
+fn write_text_with(
+    out: &mut dyn Write,
+    parsed: &Parsed<'_>,
+    origin: &str,
+    skips: Skips,
 ) -> std::io::Result<()> {
     let palette = super::paint::stdout();
     for d in &parsed.diagnostics {
@@ -156,7 +232,7 @@ pub(crate) fn write_text(
     if let Some(line) = csl::sink::not_shown(parsed.diagnostics.omitted()) {
         writeln!(out, "{line}\n")?;
     }
-    writeln!(out, "{}", summary(parsed, origin))
+    writeln!(out, "{}", summary(parsed, origin, skips))
 }
 
 /// How many operations of each kind, top level and inside blocks.
@@ -194,7 +270,7 @@ fn count_kinds(parsed: &Parsed<'_>) -> (Vec<usize>, usize, usize) {
 }
 
 /// One line: what the reply holds and what would happen to it.
-fn summary(parsed: &Parsed<'_>, origin: &str) -> String {
+fn summary(parsed: &Parsed<'_>, origin: &str, skips: Skips) -> String {
     let (by_kind, inner, tasks) = count_kinds(parsed);
     let kinds: Vec<String> = OpKind::ALL
         .iter()
@@ -222,15 +298,17 @@ fn summary(parsed: &Parsed<'_>, origin: &str) -> String {
         invalid,
         warning,
     } = parsed.counts();
-    let dropped = parsed.dropped.len();
     let verdict = if fatal > 0 {
         "nothing would run".to_string()
     } else if parsed.is_empty() {
         "nothing would be applied".to_string()
-    } else if dropped > 0 {
+    } else if skips.skipped > 0 {
+        // apply's count: a dropped block is a task of its own, a TASKS
+        // block one task however many of its operations are at fault.
         format!(
-            "{dropped} block{} would not be applied",
-            if dropped == 1 { "" } else { "s" }
+            "{} of {} would be skipped",
+            skips.skipped,
+            crate::words::count(skips.tasks, "task", "tasks")
         )
     } else if invalid > 0 {
         "invalid operations would be skipped".to_string()

@@ -24,8 +24,8 @@ const SQUASHED: &str = "refs/clada/squashed/";
 ///
 /// Takes the contiguous run of clada commits ending at the tip (applies
 /// with their pre snapshots, and earlier squashes) and replaces it with one
-/// commit whose message lists the squashed summaries. The files do not
-/// change. The old tip is kept at refs/clada/squashed/<n> and in the
+/// commit whose message lists the squashed summaries, by you (the identity
+/// git gives your own commits). The files do not change. The old tip is kept at refs/clada/squashed/<n> and in the
 /// branch's reflog. Refused when a selected commit is already on a
 /// remote-tracking branch, unless --force.
 #[derive(Debug, clap::Args)]
@@ -142,9 +142,15 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         return Ok(Outcome::Success);
     }
     let tip_tree = repo.tree_of(Some(tip)).map_err(git_err)?;
+    // The user asked for this commit: it is theirs, as `git commit`
+    // would sign it (git.md §1); clada's identity only when git has none.
+    let users = repo.user_identities();
+    let (author, committer) = users
+        .clone()
+        .unwrap_or((g.author.clone(), g.author.clone()));
     let squashed = repo
-        .commit(
-            &g.author,
+        .commit_as(
+            (&author, &committer),
             &text,
             tip_tree,
             &base.into_iter().collect::<Vec<_>>(),
@@ -152,7 +158,7 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         .map_err(git_err)?;
     let kept = repo
         .create_numbered_ref(
-            &g.author,
+            &committer,
             SQUASHED,
             tip,
             &format!("clada: tip of {short_name} before squash"),
@@ -160,7 +166,7 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
         .map_err(git_err)?;
     crate::fault::point("squash-kept");
     if let Err(e) = repo.advance_branch(
-        &g.author,
+        &committer,
         &branch,
         Some(tip),
         squashed,
@@ -178,6 +184,13 @@ pub fn run_squash(args: SquashArgs) -> Result<Outcome, CliError> {
             text.lines().next().unwrap_or_default(),
             short(squashed)
         )?;
+        if users.is_none() {
+            writeln!(
+                w,
+                "clada: git has no identity of yours (git config user.name and user.email), so the squash is by {} <{}>",
+                author.name, author.email
+            )?;
+        }
         writeln!(
             w,
             "hint: the old tip is kept at {kept} (git clada log {kept}); `git reset --soft {kept}` brings it back (the files are the same)"

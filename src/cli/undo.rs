@@ -3,12 +3,13 @@
 //! Undo is the exact inverse of an apply: the branch goes back to the
 //! commit the apply started from, and the working tree to the user's state
 //! before it (the pre snapshot's files, uncommitted again, untracked files
-//! untracked again); the index holds the restored commit, so every change
-//! of the user's shows as unstaged — unless the apply recorded the index
-//! (it held content found nowhere else), which then comes back as it was. Redo is the
-//! inverse of undo. Order of each, for crash safety: keep the commits on
+//! untracked again), and the index as it was (the apply recorded it when
+//! anything was staged). What the user changed since, on paths undo does
+//! not restore, is left alone. Redo is the inverse of undo. Order of each, for crash safety: keep the commits on
 //! the undo stack, record the switch journal, move the branch (compare and
 //! swap), switch the working tree, drop the journal.
+
+use std::collections::BTreeSet;
 
 use crate::git::ObjectId;
 use crate::history::commits::{Kind, Unit, unit_at};
@@ -26,10 +27,12 @@ use crate::git::Head;
 /// The branch goes back to the commit the apply started from, and your
 /// working tree to its state just before the apply: changes you had not
 /// committed come back as uncommitted changes, untracked files as untracked
-/// files. The undone commits are kept under refs/clada/undo/ so that
-/// `git clada redo` can restore them. Refused when the tip is not an
-/// apply, when you changed anything since, or when the commits are already
-/// on a remote-tracking branch (unless --force).
+/// files, staged changes as staged changes. Files you changed or created
+/// since the apply that undo does not restore are left as they are. The
+/// undone commits are kept under refs/clada/undo/ so that `git clada redo`
+/// can restore them. Refused when the tip is not an apply, when you changed
+/// since a file undo must restore, or when the commits are already on a
+/// remote-tracking branch (unless --force).
 #[derive(Debug, clap::Args)]
 pub struct UndoArgs {
     /// How many applies to undo, newest first
@@ -171,13 +174,6 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
         ))
         .hint("resolve them (git status says how), then undo"));
     }
-    if !state.is_clean() {
-        return Err(CliError::new(format!(
-            "you changed files since the apply ({}); undo would take those changes away, so nothing was changed",
-            list_paths(&state.changed, 10)
-        ))
-        .hint("commit them (then the tip is your commit and there is no apply to undo), or put them aside with `git stash -u`, run `git clada undo`, then `git stash pop`"));
-    }
     refuse_published(
         repo,
         oldest.oldest(),
@@ -195,6 +191,30 @@ pub fn run_undo(args: UndoArgs) -> Result<Outcome, CliError> {
     let switch = repo
         .plan_switch((tip_tree, disk_to), (tip_tree, index_to))
         .map_err(git_err)?;
+    // What the user changed since the apply is in the way only where undo
+    // must restore something (git.md §2): anywhere else — an untracked
+    // file made since, an edit of a file neither the apply nor the user's
+    // earlier work touched — it is left as it is, staged or not. A file
+    // or directory in the way of a restored path is the conflict check's.
+    let restores: BTreeSet<&str> = switch
+        .disk
+        .iter()
+        .chain(&switch.index)
+        .map(|m| m.path.as_str())
+        .collect();
+    let in_the_way: Vec<String> = state
+        .changed
+        .iter()
+        .filter(|p| restores.contains(p.as_str()))
+        .cloned()
+        .collect();
+    if !in_the_way.is_empty() {
+        return Err(CliError::new(format!(
+            "you changed files since the apply that undo must restore ({}); undo would take those changes away, so nothing was changed",
+            list_paths(&in_the_way, 10)
+        ))
+        .hint("commit them (then the tip is your commit and there is no apply to undo), or put them aside with `git stash -u`, run `git clada undo`, then `git stash pop`"));
+    }
     let conflicts = repo.switch_conflicts(&switch).map_err(git_err)?;
     if !conflicts.is_empty() {
         return Err(refuse_conflicts(&conflicts, "undo"));

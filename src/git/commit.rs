@@ -1,7 +1,8 @@
 //! Commits, notes and reference updates.
 //!
-//! Owns how clada writes history: signatures (the `--git-author` identity
-//! with `GIT_AUTHOR_DATE` / `GIT_COMMITTER_DATE` honoured), commit objects,
+//! Owns how clada writes history: signatures (the `--git-author` identity,
+//! or the user's own for a commit the user asked for, with
+//! `GIT_AUTHOR_DATE` / `GIT_COMMITTER_DATE` honoured), commit objects,
 //! notes, and compare-and-swap reference updates that write reflogs. The
 //! branch is updated through `HEAD` with deref so that both the branch's
 //! and `HEAD`'s reflogs get an entry, as git does.
@@ -95,6 +96,27 @@ fn now_local() -> gix::date::Time {
     gix::date::Time::new(seconds, offset)
 }
 
+impl Repository {
+    /// The identities git gives the user's own commits, author and
+    /// committer, by git's rules: `GIT_AUTHOR_NAME`/`GIT_COMMITTER_NAME`
+    /// (and `_EMAIL`), then `author.*`/`committer.*`, then `user.*`, then
+    /// `EMAIL`, name and email each on its own. `None` when either has no
+    /// name or no email, or one that would corrupt a commit header (git
+    /// would refuse to commit too).
+    pub fn user_identities(&self) -> Option<(Identity, Identity)> {
+        let identity = |sig: Option<Result<gix::actor::SignatureRef<'_>, _>>| {
+            let sig = sig?.ok()?;
+            let (name, email) = (sig.name.to_str().ok()?, sig.email.to_str().ok()?);
+            Identity::parse(&format!("{name} <{email}>"))
+                .filter(|id| id.name == name.trim() && id.email == email.trim())
+        };
+        Some((
+            identity(self.repo.author())?,
+            identity(self.repo.committer())?,
+        ))
+    }
+}
+
 /// Why a branch update did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum UpdateError {
@@ -123,16 +145,29 @@ impl Repository {
         tree: ObjectId,
         parents: &[ObjectId],
     ) -> Result<ObjectId, GitError> {
+        self.commit_as((who, who), message, tree, parents)
+    }
+
+    /// Writes a commit with its own author and committer and returns its
+    /// id.
+    pub fn commit_as(
+        &self,
+        (author, committer): (&Identity, &Identity),
+        message: &str,
+        tree: ObjectId,
+        parents: &[ObjectId],
+    ) -> Result<ObjectId, GitError> {
         let author_time = time_from_env("GIT_AUTHOR_DATE")?;
         let committer_time = time_from_env("GIT_COMMITTER_DATE")?;
         let author = gix::actor::SignatureRef {
-            name: who.name.as_bytes().as_bstr(),
-            email: who.email.as_bytes().as_bstr(),
+            name: author.name.as_bytes().as_bstr(),
+            email: author.email.as_bytes().as_bstr(),
             time: &author_time,
         };
         let committer = gix::actor::SignatureRef {
+            name: committer.name.as_bytes().as_bstr(),
+            email: committer.email.as_bytes().as_bstr(),
             time: &committer_time,
-            ..author
         };
         let commit = self
             .repo

@@ -197,19 +197,20 @@ fn empty(path: &Path) {
 
 /// Removes the git lock files a dead clada recorded that it was taking,
 /// once each is [`INTENT_LOCK_AGE`] old (waiting for it, at most that
-/// long); says what it removed.
-fn remove_intended_locks(git_dir: &Path) {
+/// long); returns those it removed.
+fn remove_intended_locks(git_dir: &Path) -> Vec<PathBuf> {
+    let mut removed: Vec<PathBuf> = Vec::new();
     let intent = git_dir.join(INTENT);
     let Ok(text) = std::fs::read_to_string(&intent) else {
-        return;
+        return removed;
     };
     if text.is_empty() {
         // No update was under way.
-        return;
+        return removed;
     }
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let Some(recorded) = modified(&intent) else {
-        return;
+        return removed;
     };
     for line in text.lines().filter(|l| !l.is_empty()) {
         let lock = PathBuf::from(line);
@@ -238,16 +239,11 @@ fn remove_intended_locks(git_dir: &Path) {
             std::thread::sleep(INTENT_LOCK_AGE - current);
         }
         if age(&lock).is_some_and(|a| a >= INTENT_LOCK_AGE) && std::fs::remove_file(&lock).is_ok() {
-            // Not eprintln!: a closed stderr must not panic while the
-            // lock's break file is held.
-            let _ = writeln!(
-                std::io::stderr(),
-                "clada: removed {}, left by a clada command that was killed",
-                lock.display()
-            );
+            removed.push(lock);
         }
     }
     empty(&intent);
+    removed
 }
 
 /// Who holds clada's lock in `git_dir`, as a read-only look (`status`).
@@ -277,6 +273,7 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
     let path = git_dir.join(LOCK_NAME);
     let started = Instant::now();
     let mut pause = Duration::from_millis(5);
+    let mut removed: Vec<PathBuf> = Vec::new();
     loop {
         match std::fs::OpenOptions::new()
             .write(true)
@@ -289,11 +286,21 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                     source,
                 };
                 file.write_all(my_identity().as_bytes()).map_err(io)?;
-                return Ok(Lock { path });
+                let lock = Lock { path };
+                // Said once the lock is held and the break file gone (a
+                // closed stderr's panic then releases the lock as it
+                // unwinds); through eprintln!, which a test captures.
+                for file in removed {
+                    eprintln!(
+                        "clada: removed {}, left by a clada command that was killed",
+                        file.display()
+                    );
+                }
+                return Ok(lock);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 if is_stale(&path) {
-                    break_stale(&path);
+                    removed.extend(break_stale(&path));
                     continue;
                 }
                 let content = std::fs::read_to_string(&path).unwrap_or_default();
@@ -331,8 +338,10 @@ fn is_stale(path: &Path) -> bool {
 /// Removes a stale lock. Two processes may find the same stale lock at
 /// once; without care the slower one would remove the lock the faster one
 /// has just taken. So breaking happens under a second lock file, and the
-/// lock is judged again under it before it is removed.
-fn break_stale(path: &Path) {
+/// lock is judged again under it before it is removed. Returns the git
+/// lock files the dead holder left that were removed with it.
+fn break_stale(path: &Path) -> Vec<PathBuf> {
+    let mut removed: Vec<PathBuf> = Vec::new();
     let breaker = path.with_extension("lock.break");
     match std::fs::OpenOptions::new()
         .write(true)
@@ -344,7 +353,7 @@ fn break_stale(path: &Path) {
                 // The dead holder may have died holding one of git's lock
                 // files: those it recorded taking are its own.
                 if let Some(git_dir) = path.parent() {
-                    remove_intended_locks(git_dir);
+                    removed = remove_intended_locks(git_dir);
                 }
                 let _ = std::fs::remove_file(path);
             }
@@ -365,6 +374,7 @@ fn break_stale(path: &Path) {
             }
         }
     }
+    removed
 }
 
 #[cfg(test)]

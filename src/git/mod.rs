@@ -271,6 +271,12 @@ impl Repository {
         self.repo.git_dir()
     }
 
+    /// The git dir that every worktree of the repository shares (where its
+    /// config is): the git dir itself, but for a linked worktree.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
     /// The working tree, `None` for a bare repository.
     pub fn workdir(&self) -> Option<&Path> {
         self.repo.workdir()

@@ -40,9 +40,8 @@ pub struct Snapshot {
     pub tree: ObjectId,
     /// Paths whose state differs from HEAD's tree, with what is on disk.
     pub paths: Vec<(String, OnDisk)>,
-    /// The index's tree, when the index holds content that is neither in
-    /// HEAD's tree nor on disk (and would be lost when the index is brought
-    /// to the applied commit).
+    /// The index's tree, when anything is staged (the index is brought to
+    /// the applied commit after the apply; undo restores it from this).
     pub index: Option<ObjectId>,
     /// Paths that differ but are not in the snapshot, because their names
     /// are not UTF-8 (as git quotes them); they are left as they are.
@@ -211,35 +210,22 @@ impl Repository {
         Ok(dirty)
     }
 
-    /// The index's tree when some staged content in `staged` is on disk
-    /// nowhere (`disk` holds what the snapshot read for each path).
-    fn index_only_tree(
+    /// The index's tree when anything is staged (it differs from
+    /// `head_tree`): the update after the apply brings the index to the
+    /// applied commit, and undo puts back what the user had staged, as
+    /// step-back does (git.md §2). Intent-to-add and unmerged entries are
+    /// not in `staged` (gix's tree-index diff leaves them out), so they
+    /// alone record nothing.
+    fn index_if_staged(
         &self,
         head_tree: ObjectId,
         staged: &BTreeMap<String, Staged>,
-        disk: &[(String, OnDisk)],
     ) -> Result<Option<ObjectId>, GitError> {
-        let empty = ObjectId::empty_blob(self.repo.object_hash());
-        let on_disk: BTreeMap<&str, &OnDisk> = disk.iter().map(|(p, d)| (p.as_str(), d)).collect();
-        // Content is lost only where the update will overwrite the entry:
-        // paths the snapshot read (a submodule or a directory on disk,
-        // `OnDisk::Other`, is not among them, and keeps its entry). An
-        // empty staged blob loses nothing. (Intent-to-add and unmerged
-        // entries never get here: gix's tree-index diff leaves them out,
-        // so the index's tree below holds HEAD's entry for those paths.)
-        let lost = staged.iter().any(|(path, entry)| match entry {
-            Some((id, kind)) if *id != empty => match on_disk.get(path.as_str()) {
-                Some(OnDisk::Blob { id: d, kind: k }) => d != id || k != kind,
-                Some(OnDisk::Missing) => true,
-                Some(OnDisk::Other) | None => false,
-            },
-            _ => false,
-        });
-        if lost {
-            self.staged_tree(head_tree, staged).map(Some)
-        } else {
-            Ok(None)
+        if staged.is_empty() {
+            return Ok(None);
         }
+        let tree = self.staged_tree(head_tree, staged)?;
+        Ok((tree != head_tree).then_some(tree))
     }
 
     /// The index as a tree: `head_tree` with the `staged` entries applied.
@@ -396,7 +382,7 @@ impl Repository {
             .write()
             .map_err(|e| GitError::op("write the snapshot tree", e))?
             .detach();
-        let index = self.index_only_tree(head_tree, &staged, &paths)?;
+        let index = self.index_if_staged(head_tree, &staged)?;
         Ok((
             Snapshot {
                 tree,

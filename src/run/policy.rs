@@ -2,9 +2,11 @@
 //!
 //! Owns the built-in allowlist — read-only commands, read-only git, and
 //! `mv rm cp mkdir touch` whose every path stays inside the working tree
-//! and out of `.git`/`.clada` — and the approval store
-//! `.clada/allowed-commands.json` (exact command lines). The store is read
-//! from the repository state before the apply, never from the reply's own
+//! and out of `.git`/`.clada` — and the format of the approval stores
+//! (exact command lines): the user's own, `clada-allowed-commands.json` in
+//! the repository's git dir, and the team's, `.clada/allowed-commands.json`
+//! committed in the repository (doc/run.md). The team's store is read from
+//! the repository state before the apply, never from the reply's own
 //! changes: the caller passes its content in.
 
 use std::collections::BTreeMap;
@@ -15,8 +17,13 @@ use std::path::Path;
 
 use crate::plan::repo_path;
 
-/// Where the approvals live, relative to the repository root.
+/// Where the team's approvals live, relative to the repository root: a
+/// file the user chose to commit and share.
 pub const ALLOWED_COMMANDS: &str = ".clada/allowed-commands.json";
+
+/// The user's own approvals, in the repository's (common) git dir: never
+/// in the working tree, so approving leaves no untracked file behind.
+pub const PRIVATE_APPROVALS: &str = "clada-allowed-commands.json";
 
 /// Commands that only read.
 const READ_ONLY: &[&str] = &[
@@ -83,7 +90,24 @@ pub struct Approvals {
 impl Approvals {
     /// Reads the store's JSON; a malformed store is an error, never ignored.
     pub fn parse(bytes: &[u8]) -> Result<Approvals, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("{ALLOWED_COMMANDS} is malformed: {e}"))
+        Approvals::parse_named(bytes, ALLOWED_COMMANDS)
+    }
+
+    /// [`Approvals::parse`] of the store that `name` names in messages.
+    pub fn parse_named(bytes: &[u8], name: &str) -> Result<Approvals, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("{name} is malformed: {e}"))
+    }
+
+    /// Adds every approval of `other` not already here.
+    pub fn extend(&mut self, other: Approvals) {
+        for command in other.commands {
+            if !self.allows(&command) {
+                if let Some(when) = other.added.get(&command) {
+                    self.added.insert(command.clone(), when.clone());
+                }
+                self.commands.push(command);
+            }
+        }
     }
 
     pub fn allows(&self, command_line: &str) -> bool {
@@ -116,32 +140,52 @@ impl Approvals {
         text
     }
 
-    /// Reads the store in working tree `root`; an absent store is empty.
+    /// Reads the team's store in working tree `root`; an absent store is
+    /// empty.
     pub fn load(root: &Path) -> Result<Approvals, String> {
-        match std::fs::read(root.join(ALLOWED_COMMANDS)) {
-            Ok(bytes) => Approvals::parse(&bytes),
+        Approvals::load_from(&root.join(ALLOWED_COMMANDS), ALLOWED_COMMANDS)
+    }
+
+    /// Reads the store at `path` (`name` in messages); an absent store is
+    /// empty.
+    pub fn load_from(path: &Path, name: &str) -> Result<Approvals, String> {
+        match std::fs::read(path) {
+            Ok(bytes) => Approvals::parse_named(&bytes, name),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Approvals::default()),
-            Err(e) => Err(format!("cannot read {ALLOWED_COMMANDS}: {e}")),
+            Err(e) => Err(format!("cannot read {name}: {e}")),
         }
     }
 
-    /// Writes the store in working tree `root` (beside, then renamed).
+    /// Writes the team's store in working tree `root`.
     pub fn save(&self, root: &Path) -> Result<(), String> {
         let path = root.join(ALLOWED_COMMANDS);
-        let fail = |e: std::io::Error| format!("cannot write {ALLOWED_COMMANDS}: {e}");
         let dir = path.parent().expect("the store is inside .clada");
         // Never through a link: .clada must be a real directory here.
-        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
-            || std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
-        {
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(format!(
                 "{ALLOWED_COMMANDS} or its directory is a symbolic link; not writing through it"
             ));
         }
+        self.save_to(&path, ALLOWED_COMMANDS)
+    }
+
+    /// Writes the store at `path` (`name` in messages): beside it, then
+    /// renamed over it.
+    pub fn save_to(&self, path: &Path, name: &str) -> Result<(), String> {
+        let fail = |e: std::io::Error| format!("cannot write {name}: {e}");
+        let dir = path.parent().expect("a store is a file in a directory");
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "{name} or its directory is a symbolic link; not writing through it"
+            ));
+        }
         std::fs::create_dir_all(dir).map_err(fail)?;
-        let tmp = dir.join(format!(".allowed-commands.{}.tmp", std::process::id()));
+        let file_name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, self.to_json())
-            .and_then(|()| std::fs::rename(&tmp, &path))
+            .and_then(|()| std::fs::rename(&tmp, path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
                 fail(e)

@@ -13,11 +13,19 @@ use super::{Dropped, Why};
 
 /// The drafts of a CSL reply without fatal errors, in document order.
 pub fn drafts<'a>(reply: &Reply<'a>, delims: &Delimiters) -> Vec<Draft<'a>> {
+    each_draft(reply, delims).collect()
+}
+
+/// [`drafts`] one at a time, for a caller that needs each only briefly
+/// (`git clada parse` plans a reply it never applies).
+pub fn each_draft<'r, 'a>(
+    reply: &'r Reply<'a>,
+    delims: &'r Delimiters,
+) -> impl Iterator<Item = Draft<'a>> + 'r {
     reply
         .operations
         .iter()
-        .map(|op| draft(reply, op, delims))
-        .collect()
+        .map(move |op| draft(reply, op, delims))
 }
 
 fn draft<'a>(reply: &Reply<'a>, op: &Operation<'a>, delims: &Delimiters) -> Draft<'a> {

@@ -15,9 +15,11 @@ use crate::syntax::Parsed;
 use super::{Applied, Ending, Error, Hooks, Settings, runner, tasks_of, verify};
 
 /// Applies `parsed` to the directory `root`. `allow_escape` lets paths
-/// leave it (`--allow-escape`).
+/// leave it (`--allow-escape`). `common_dir` is the git dir of a
+/// repository around `root`, whose user's approvals count too.
 pub fn apply_in_dir(
     root: &Path,
+    common_dir: Option<&Path>,
     parsed: &Parsed<'_>,
     settings: &Settings,
     allow_escape: bool,
@@ -29,8 +31,12 @@ pub fn apply_in_dir(
     let mut files = DirFiles::new(root);
     let tasks = tasks_of(parsed, allow_escape, Some(root));
     let approvals = if tasks.iter().any(crate::plan::Task::runs_commands) {
-        Approvals::load(root)
-            .map_err(|e| Error::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again")))?
+        let mut approvals = Approvals::load(root)
+            .map_err(|e| Error::new(e).hint(format!("fix {ALLOWED_COMMANDS}, then apply again")))?;
+        if let Some(dir) = common_dir {
+            approvals.extend(super::private_approvals(dir)?);
+        }
+        approvals
     } else {
         Approvals::default()
     };

@@ -37,7 +37,7 @@ use crate::git::{ObjectId, Repository};
 use crate::history::commits;
 use crate::plan::{Task, plan_in, refuse_names, refuse_run};
 use crate::report::{Tally, TaskReport};
-use crate::run::policy::{ALLOWED_COMMANDS, Approvals};
+use crate::run::policy::{ALLOWED_COMMANDS, Approvals, PRIVATE_APPROVALS};
 use crate::run::{Ask, Limits, OnLine, Runner};
 use crate::syntax::Parsed;
 
@@ -230,7 +230,7 @@ pub struct Applied {
     pub your_work: Vec<String>,
     pub verify: Option<Verified>,
     /// Command lines the user answered "always" to: the caller records
-    /// them in the working tree's approvals.
+    /// them in the user's approvals (`cli/commands.rs`).
     pub always: Vec<String>,
     /// What went wrong after the branch moved that the apply survived
     /// (the reply's note not written, say).
@@ -307,6 +307,16 @@ pub fn tasks_of(parsed: &Parsed<'_>, allow_escape: bool, root: Option<&Path>) ->
     tasks
 }
 
+/// One draft of a syntax that takes relative paths, planned as
+/// [`tasks_of`] plans it (without `--allow-escape`).
+pub fn task_of(draft: &crate::plan::Draft<'_>) -> Task {
+    refuse_names(
+        plan_in(std::slice::from_ref(draft), false, &[]),
+        &crate::git::paths::refused_name,
+    )
+    .remove(0)
+}
+
 /// The ways a reply may spell the working tree `root`: as given (made
 /// absolute) and with its symbolic links resolved, as `pwd` and
 /// `realpath` print it.
@@ -346,6 +356,18 @@ impl Timings {
         self.phases.push((phase, now - self.last));
         self.last = now;
     }
+}
+
+/// The user's own approvals, kept in the git dir `common_dir`
+/// ([`PRIVATE_APPROVALS`]).
+pub fn private_approvals(common_dir: &Path) -> Result<Approvals, Error> {
+    let path = common_dir.join(PRIVATE_APPROVALS);
+    let name = path.display().to_string();
+    Approvals::load_from(&path, &name).map_err(|e| {
+        Error::new(e).hint(format!(
+            "fix or remove {name} (git clada allow --list reads it), then apply again"
+        ))
+    })
 }
 
 /// The runner of one apply's commands.
@@ -474,8 +496,10 @@ pub fn apply(
     }
     let has_run = tasks.iter().any(Task::runs_commands);
     // Approvals come from the state before the apply, never from the
-    // reply; a malformed store matters only to a reply that runs commands.
-    let approvals = match repo.file_in_tree(snapshot.tree, ALLOWED_COMMANDS)? {
+    // reply: the team's from the pre tree, the user's own from the git
+    // dir, read before anything runs. A malformed store matters only to a
+    // reply that runs commands.
+    let mut approvals = match repo.file_in_tree(snapshot.tree, ALLOWED_COMMANDS)? {
         Some(bytes) if has_run => Approvals::parse(&bytes).map_err(|e| {
             Error::new(e).hint(format!(
                 "fix {ALLOWED_COMMANDS} (git clada allow --list reads it), then apply again"
@@ -483,6 +507,9 @@ pub fn apply(
         })?,
         _ => Approvals::default(),
     };
+    if has_run {
+        approvals.extend(private_approvals(repo.common_dir())?);
+    }
     let head = pre.ok_or_else(|| branch.to_string());
     let mut files = GitWorkspace::new(repo, snapshot.tree, head, settings.run.shared_dirs.clone())?;
     let mut runner = runner(&settings.run, approvals, timings.start, &mut hooks);

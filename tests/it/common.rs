@@ -47,9 +47,16 @@ pub fn git_command(dir: &Path, args: &[&str]) -> std::process::Command {
 }
 
 /// Runs `git` hermetically in `dir` (for setting up test repositories).
+/// Its output is shown only when it fails: git's warnings (CRLF
+/// conversions, say) are not the test's output.
 pub fn git(dir: &Path, args: &[&str]) {
-    let status = git_command(dir, args).status().expect("run git");
-    assert!(status.success(), "git {args:?} failed");
+    let out = git_command(dir, args).output().expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The standard output of a hermetic `git` in `dir`, trimmed.

@@ -47,11 +47,11 @@ fn undo_returns_branch_and_working_tree_to_just_before_the_apply() {
     assert_eq!(r.rev("HEAD"), base, "the branch is back where it was");
     assert!(!r.detached());
     assert_eq!(r.worktree(), before, "every file as before the apply");
-    // The index holds the restored commit: the user's work is uncommitted
-    // again, untracked files untracked (staging is not kept by apply).
+    // The user's work is uncommitted again, untracked files untracked,
+    // staged files staged.
     assert_eq!(
         r.status(),
-        " M a.txt\n D gone.txt\n?? notes/todo.txt\n?? staged.txt"
+        " M a.txt\n D gone.txt\nA  staged.txt\n?? notes/todo.txt"
     );
     assert_eq!(r.refs("refs/clada/undo/"), ["refs/clada/undo/1"]);
     assert_eq!(r.rev("refs/clada/undo/1"), post, "undone commits are kept");
@@ -142,31 +142,88 @@ fn undo_refuses_a_tip_that_is_not_an_apply() {
     assert!(r.refs("refs/clada/").is_empty());
 }
 
+/// A change since the apply on a path undo must restore (the apply's own
+/// file, on disk or staged; a file where undo must put back the user's
+/// earlier work) makes undo refuse and touch nothing.
 #[test]
-fn undo_refuses_changes_made_since_the_apply() {
+fn undo_refuses_changes_made_since_the_apply_to_what_it_restores() {
     let r = Repo::new(&[("a.txt", "a\n")]);
+    r.write("mine.txt", "my work before the apply\n");
     r.apply_write("a.txt", "1\n");
     let tip = r.rev("HEAD");
-    for (edit, path) in [
-        ("a.txt", "a.txt"),
-        ("untracked.txt", "untracked.txt"),
-        ("staged.txt", "staged.txt"),
-    ] {
-        r.write(edit, "user change\n");
-        if edit == "staged.txt" {
-            r.git(&["add", "staged.txt"]);
+    for (path, stage) in [("a.txt", false), ("a.txt", true), ("mine.txt", false)] {
+        r.write(path, "user change\n");
+        if stage {
+            r.git(&["add", path]);
         }
         let before = r.worktree();
+        let status = r.status();
         r.run(&["undo"])
             .code(2)
             .stderr(contains(path))
             .stderr(contains("git stash -u"));
         assert_eq!(r.rev("HEAD"), tip);
         assert_eq!(r.worktree(), before, "nothing touched");
+        assert_eq!(r.status(), status, "nothing touched");
         assert!(r.refs("refs/clada/").is_empty());
         r.git(&["reset", "-q", "--hard"]);
-        r.git(&["clean", "-qfd"]);
     }
+}
+
+/// Untracked files the apply never touched, and edits of files undo does
+/// not restore, never block undo: they are left as they are, staged or
+/// not (git.md §2).
+#[test]
+fn undo_leaves_alone_what_the_user_changed_since_elsewhere() {
+    let r = base_repo();
+    let base = r.rev("HEAD");
+    r.write("mine.txt", "untracked before the apply\n");
+    r.apply(&write_reply("a.txt", "a from the reply\n"));
+    r.write("scratch.txt", "made after the apply\n");
+    r.write("notes/later.txt", "also after\n");
+    r.write("gone.txt", "edited after the apply\n");
+    r.write("staged-later.txt", "staged after the apply\n");
+    r.git(&["add", "staged-later.txt"]);
+    r.run(&["undo"]).success();
+    assert_eq!(r.rev("HEAD"), base);
+    assert_eq!(r.read("a.txt").as_deref(), Some("a\n"));
+    assert_eq!(
+        r.status(),
+        " M gone.txt\nA  staged-later.txt\n?? mine.txt\n?? notes/later.txt\n?? scratch.txt"
+    );
+    assert_eq!(
+        r.read("scratch.txt").as_deref(),
+        Some("made after the apply\n")
+    );
+    assert_eq!(
+        r.read("gone.txt").as_deref(),
+        Some("edited after the apply\n")
+    );
+    r.assert_fsck_clean();
+}
+
+/// What was staged before the apply is staged again after undo, as
+/// step-back keeps it (git.md §2): `M ` stays `M `, `A ` stays `A `.
+#[test]
+fn undo_restores_the_index_as_it_was() {
+    let r = base_repo();
+    r.write("a.txt", "staged by the user\n");
+    r.git(&["add", "a.txt"]);
+    r.write("new.txt", "a new file, staged\n");
+    r.git(&["add", "new.txt"]);
+    r.write("gone.txt", "edited, not staged\n");
+    let before = r.status();
+    assert_eq!(before, "M  a.txt\n M gone.txt\nA  new.txt");
+    r.apply(&write_reply("b.txt", "from the reply\n"));
+    assert_eq!(r.status(), "");
+    r.run(&["undo"]).success();
+    assert_eq!(r.status(), before);
+    assert_eq!(r.git(&["show", ":a.txt"]), "staged by the user");
+    r.run(&["redo"]).success();
+    assert_eq!(r.status(), "");
+    r.run(&["undo"]).success();
+    assert_eq!(r.status(), before);
+    r.assert_fsck_clean();
 }
 
 #[test]
@@ -255,23 +312,30 @@ fn staged_content_changed_again_on_disk_survives_apply_undo_and_redo() {
     r.assert_fsck_clean();
 }
 
-/// The index commit is made only when the index holds something of its
-/// own: staging what is on disk, intent-to-add, or a staged file changed
-/// back to HEAD's content on disk are covered (the last one does need it).
+/// The index commit is made whenever something is staged, so that undo
+/// can put it back (git.md §2); an intent-to-add entry alone stages no
+/// content and records nothing. A staged file changed back to HEAD's
+/// content on disk needs it most: only the index holds that content.
 #[test]
-fn the_index_is_recorded_only_when_it_holds_content_found_nowhere_else() {
+fn the_index_is_recorded_whenever_something_is_staged() {
     let parents = |r: &Repo| {
         r.git(&["log", "-1", "--format=%p", "HEAD^"])
             .split(' ')
             .count()
     };
     let r = base_repo();
-    r.write("a.txt", "staged and on disk\n");
-    r.git(&["add", "a.txt"]);
     r.write("new.txt", "intent to add\n");
     r.git(&["add", "-N", "new.txt"]);
     r.apply(&write_reply("b.txt", "x\n"));
-    assert_eq!(parents(&r), 1, "everything staged is on disk too");
+    assert_eq!(parents(&r), 1, "nothing staged");
+
+    let r = base_repo();
+    r.write("a.txt", "staged and on disk\n");
+    r.git(&["add", "a.txt"]);
+    r.apply(&write_reply("b.txt", "x\n"));
+    assert_eq!(parents(&r), 2, "staged, even though it is on disk too");
+    r.run(&["undo"]).success();
+    assert_eq!(r.status(), "M  a.txt");
 
     let r = base_repo();
     r.write("a.txt", "staged only\n");
@@ -479,6 +543,52 @@ fn squash_refuses_pushed_commits_unless_forced_and_a_lone_commit_is_left_alone()
     r.run(&["squash"])
         .success()
         .stdout(contains("not a clada commit"));
+}
+
+/// A squash is a commit the user asked for: it carries the identity git
+/// gives the user's own commits (git.md §1), while the applies stay
+/// clada's. Without any identity of the user's, clada's is used and the
+/// output says so.
+#[test]
+fn squash_commits_as_the_user() {
+    let who = |r: &Repo, rev: &str| r.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>", rev]);
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.git(&["config", "clada.gitAuthor", "Bot <bot@clada>"]);
+    r.git(&["config", "user.name", "Ada User"]);
+    r.git(&["config", "user.email", "ada@example.org"]);
+    r.git(&["config", "committer.email", "ada@work.example"]);
+    r.apply_write("b.txt", "1\n");
+    r.apply_write("c.txt", "2\n");
+    assert_eq!(who(&r, "HEAD"), "Bot <bot@clada> / Bot <bot@clada>");
+    r.run(&["squash"]).success();
+    assert_eq!(
+        who(&r, "HEAD"),
+        "Ada User <ada@example.org> / Ada User <ada@work.example>"
+    );
+    assert!(
+        r.git(&["reflog", "-1", "--format=%gn <%ge>", "main"])
+            .contains("Ada User <ada@work.example>")
+    );
+    // git's environment variables come first, as for `git commit`.
+    r.apply_write("d.txt", "3\n");
+    r.clada(&["squash"])
+        .env("GIT_AUTHOR_NAME", "Env Author")
+        .env("GIT_COMMITTER_EMAIL", "env@example.org")
+        .assert()
+        .success();
+    assert_eq!(
+        who(&r, "HEAD"),
+        "Env Author <ada@example.org> / Ada User <env@example.org>"
+    );
+
+    let r = Repo::new(&[("a.txt", "a\n")]);
+    r.apply_write("b.txt", "1\n");
+    r.apply_write("c.txt", "2\n");
+    r.run(&["squash"]).success().stdout(contains("user.name"));
+    assert_eq!(
+        who(&r, "HEAD"),
+        "clada <clada@localhost> / clada <clada@localhost>"
+    );
 }
 
 // ---------------------------------------------------------------- steps
@@ -903,11 +1013,16 @@ fn a_whole_session_loses_no_byte_of_the_users_work() {
         Some("typed between replies\n")
     );
 
-    // Undo the last reply: refused while scratch.txt is new since it...
-    r.run(&["undo"]).code(2).stderr(contains("scratch.txt"));
-    r.git(&["stash", "-u", "-q"]);
+    // Undo the last reply: scratch.txt, new since it, stays where it is;
+    // redo wants it put aside.
     r.run(&["undo"]).success();
     assert_eq!(r.read("app.py").as_deref(), Some("print('v1')\n"));
+    assert_eq!(
+        r.read("scratch.txt").as_deref(),
+        Some("typed between replies\n")
+    );
+    r.run(&["redo"]).code(2).stderr(contains("scratch.txt"));
+    r.git(&["stash", "-u", "-q"]);
     r.run(&["redo"]).success();
     assert_eq!(r.rev("HEAD"), tip);
     r.git(&["stash", "pop", "-q"]);

@@ -24,6 +24,23 @@ const FILES: [&str; 3] = ["a.txt", "b.txt", "d/c.txt"];
 
 type Files = BTreeMap<String, String>;
 
+/// The paths whose content differs between `a` and `b`.
+fn differs(a: &Files, b: &Files) -> BTreeSet<String> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|p| a.get(*p) != b.get(*p))
+        .cloned()
+        .collect()
+}
+
+/// Puts `content` at `path` in `files` (`None`: no file).
+fn set(files: &mut Files, path: &str, content: Option<&String>) {
+    match content {
+        Some(c) => files.insert(path.to_string(), c.clone()),
+        None => files.remove(path),
+    };
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Apply(usize, u8),
@@ -164,17 +181,14 @@ impl Model {
         self.commits.len() - 1
     }
 
-    /// An apply's pre snapshot, when the working tree differs from the tip
-    /// or the index holds content found nowhere else (then recorded too).
+    /// An apply's pre snapshot, when the working tree or the index
+    /// differs from the tip (the index recorded when anything is staged).
     fn snapshot_pre(&mut self) {
         let head = self.tree(self.tip());
-        let index_only = self
-            .index
-            .iter()
-            .any(|(p, c)| head.get(p) != Some(c) && self.work.get(p) != Some(c));
-        if self.work != *head || index_only {
+        let staged = self.index != *head;
+        if self.work != *head || staged {
             let pre = self.add(Kind::Pre, self.work.clone());
-            self.commits[pre].index = index_only.then(|| self.index.clone());
+            self.commits[pre].index = staged.then(|| self.index.clone());
             self.branch.push(pre);
         }
     }
@@ -262,9 +276,6 @@ impl Model {
                 Done
             }
             Op::Undo(n) => {
-                if !self.clean() {
-                    return Some(Refused);
-                }
                 let mut at = self.branch.len() - 1;
                 let mut units = Vec::new();
                 for k in 0..*n {
@@ -280,10 +291,28 @@ impl Model {
                     at = base;
                 }
                 let &(_, pre, base) = units.last().unwrap();
-                self.work = self.tree(self.branch[pre.unwrap_or(base)]).clone();
-                self.index = self
+                // Only the paths undo restores are looked at and moved:
+                // a change of the user's on one of them refuses it, any
+                // other change stays (git.md §2).
+                let head = self.tree(self.tip()).clone();
+                let work_to = self.tree(self.branch[pre.unwrap_or(base)]).clone();
+                let index_to = self
                     .index_before(pre.map(|p| self.branch[p]), self.branch[base])
                     .clone();
+                let (on_disk, in_index) = (differs(&head, &work_to), differs(&head, &index_to));
+                let changed: BTreeSet<String> = differs(&head, &self.work)
+                    .union(&differs(&head, &self.index))
+                    .cloned()
+                    .collect();
+                if on_disk.union(&in_index).any(|p| changed.contains(p)) {
+                    return Some(Refused);
+                }
+                for p in &on_disk {
+                    set(&mut self.work, p, work_to.get(p));
+                }
+                for p in &in_index {
+                    set(&mut self.index, p, index_to.get(p));
+                }
                 for (post, pre, base) in &units {
                     self.undone.push(Undone {
                         post: self.branch[*post],

@@ -221,7 +221,7 @@ fn a_blocks_lines_and_output_stream_in_order() {
     [task-1.2:exec] hello
     [task-1.2] SUCCESS: RUN echo hello - ran 1 command
     [task-1] SUCCESS: TASKS - 2 operations applied
-    clada: applied (1 succeeded, 0 failed, 0 skipped) on main: pre <id>, post <id>
+    clada: applied (1 succeeded, 0 failed, 0 skipped) on main: pre none (clean tree), post <id>
     ");
 }
 
@@ -321,14 +321,12 @@ fn git_apply_check(dir: &std::path::Path, patch: &str) {
     );
 }
 
-/// The text report of a dry run of `command` (approved and committed
-/// first) in a repository of `files`, checked with `git apply --check`.
+/// The text report of a dry run of `command` (approved first, in the git
+/// dir) in a repository of `files`, checked with `git apply --check`.
 fn dry_run_of_command(files: &[(&str, &str)], command: &str) -> String {
     let dir = repo(files);
     let d = dir.path();
     clada(d, d).args(["allow", command]).assert().success();
-    crate::common::git(d, &["add", "-A"]);
-    crate::common::commit(d, &["-q", "-m", "allow"]);
     let run = format!("<---RUN--->\n{command}\n<---END--->\n");
     let out = apply(d, &["--dry-run", "-"], &run).success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();

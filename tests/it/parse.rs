@@ -268,10 +268,14 @@ fn parse_output_applies_as_a_json_reply() {
     let reply = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n\
                  <---WRITE file=\"b.txt\"--->\n<---SEARCH is content here\n<---END--->\n";
     std::fs::write(dir.path().join(".git/reply.md"), reply).unwrap();
+    // As CSL, apply would skip the WRITE (its content starts a SEARCH
+    // marker), so parse exits 1; its JSON tree holds the content as
+    // written, which the json front end prints back with delimiters that
+    // start no line.
     let parsed = clada(dir.path(), dir.path())
         .args(["parse", "--format", "json", ".git/reply.md"])
         .assert()
-        .success();
+        .code(1);
     let json = String::from_utf8(parsed.get_output().stdout.clone()).unwrap();
     assert!(json.starts_with("{\"syntax\":\"csl\""), "{json}");
     crate::common::apply(dir.path(), &["--syntax", "json", "-"], &json).success();
@@ -346,4 +350,63 @@ fn a_fatal_error_past_the_kept_ones_still_exits_2() {
         .flatten()
         .any(|d| d["severity"] == "fatal");
     assert!(!fatal_shown);
+}
+
+/// `parse` answers what `apply` would do with the same reply (issue 29,
+/// point 3), as `git apply --check` does: the tasks apply skips before
+/// anything runs (invalid, dropped, or refused by the path rules) are
+/// the ones parse counts, and the exit status is the same.
+#[test]
+fn parse_counts_the_tasks_apply_skips_and_exits_as_apply_does() {
+    let cases = [
+        // A WRITE missing its END: the SEARCH after it is its content,
+        // which apply refuses to write.
+        "<---WRITE file=\"b.txt\"--->\nnew\n<---SEARCH file=\"a.txt\"--->\nold\n\
+         <---REPLACE--->\nnew\n<---END--->\n",
+        // A path outside the repository, beside one that applies.
+        "<---WRITE file=\"../x.txt\"--->\nx\n<---END--->\n\
+         <---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+        // A name git refuses, inside a TASKS block.
+        "<---TASKS--->\n<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n\
+         <---WRITE file=\"d/.GIT/x\"--->\nx\n<---END--->\n<---END--->\n",
+        // aider: a block that escapes the repository, and one that applies.
+        "../up.txt\n```\n<<<<<<< SEARCH\n=======\nup\n>>>>>>> REPLACE\n```\n\n\
+         b.txt\n```\n<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE\n```\n",
+        // A marker off column 1 is dropped: a SKIP task.
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n  <---WRITE file=\"c.txt\"--->\nc\n  <---END--->\n",
+        GOOD,
+    ];
+    for reply in cases {
+        let dir = crate::common::repo(&[("a.txt", "old\n")]);
+        std::fs::write(dir.path().join(".git/reply.md"), reply).unwrap();
+        let parse = clada(dir.path(), dir.path())
+            .args(["parse", ".git/reply.md"])
+            .output()
+            .unwrap();
+        let summary = String::from_utf8(parse.stdout).unwrap();
+        let apply = clada(dir.path(), dir.path())
+            .args(["apply", "--format", "json", ".git/reply.md"])
+            .output()
+            .unwrap();
+        let report = json(&apply.stdout);
+        assert_eq!(
+            parse.status.code(),
+            apply.status.code(),
+            "{reply}\nparse: {summary}\napply: {report}"
+        );
+        let counts = &report["summary"];
+        let skipped = counts["skipped"].as_u64().unwrap();
+        let tasks =
+            skipped + counts["succeeded"].as_u64().unwrap() + counts["failed"].as_u64().unwrap();
+        let last = summary.lines().last().unwrap_or_default();
+        if skipped == 0 {
+            assert!(last.ends_with(": ok"), "{reply}\n{last}");
+        } else {
+            let says = format!(
+                ": {skipped} of {tasks} task{} would be skipped",
+                if tasks == 1 { "" } else { "s" }
+            );
+            assert!(last.ends_with(&says), "{reply}\n{last}\nwant {says}");
+        }
+    }
 }

@@ -16,6 +16,14 @@ fn allow(dir: &Path, line: &str) {
     clada(dir, dir).args(["allow", line]).assert().success();
 }
 
+/// Approves `line` in the team's `.clada/allowed-commands.json`.
+fn allow_shared(dir: &Path, line: &str) {
+    clada(dir, dir)
+        .args(["allow", "--shared", line])
+        .assert()
+        .success();
+}
+
 fn stdout(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stdout).into_owned()
 }
@@ -215,7 +223,7 @@ fn a_reply_cannot_approve_its_own_commands() {
     assert!(!dir.path().join("pwned").exists());
     assert!(!dir.path().join(".clada").exists());
     // An approved command that changes .clada has nothing kept.
-    allow(
+    allow_shared(
         dir.path(),
         "sh -c 'echo {\"commands\":[\"rm -rf /\"]} > .clada/allowed-commands.json; touch made'",
     );
@@ -249,9 +257,10 @@ fn approvals_come_from_the_state_before_the_apply() {
         "{}",
         stdout(&a)
     );
-    // Approved but not committed: the user's working tree is the state
-    // before the apply.
+    // The user's own approval, in the git dir.
     allow(dir.path(), "sh -c 'echo approved'");
+    assert!(!dir.path().join(".clada").exists());
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "");
     let listed = clada(dir.path(), dir.path())
         .args(["allow", "--list"])
         .assert()
@@ -274,6 +283,23 @@ fn approvals_come_from_the_state_before_the_apply() {
         .args(["allow", "--remove", "sh -c 'echo approved'"])
         .assert()
         .code(2);
+    // The team's store, approved but not committed: the user's working
+    // tree is the state before the apply.
+    allow_shared(dir.path(), "sh -c 'echo approved'");
+    let listed = clada(dir.path(), dir.path())
+        .args(["allow", "--list"])
+        .assert()
+        .success();
+    assert!(stdout(&listed).starts_with("sh -c 'echo approved'\t(shared, added "));
+    apply(dir.path(), &["-"], &run_block("sh -c 'echo approved'")).success();
+    clada(dir.path(), dir.path())
+        .args(["allow", "--remove", "sh -c 'echo approved'"])
+        .assert()
+        .code(2);
+    clada(dir.path(), dir.path())
+        .args(["allow", "--remove", "--shared", "sh -c 'echo approved'"])
+        .assert()
+        .success();
     clada(dir.path(), dir.path())
         .args(["allow", "echo a | sh"])
         .assert()
@@ -575,13 +601,17 @@ fn on_a_terminal_the_user_is_asked_yes_no_or_always() {
     let (stdout, shown) = apply_on_a_terminal(dir.path(), &reply, "a\n");
     assert!(stdout.contains("[task-1:exec] asked"), "{stdout}");
     assert!(
-        shown.contains("approved in .clada/allowed-commands.json"),
+        shown.contains("clada-allowed-commands.json: sh -c 'echo asked' (yours"),
         "{shown}"
     );
-    // Recorded: the next apply runs it without asking, even without a
-    // terminal.
+    // Recorded in the git dir, not the working tree: no untracked file
+    // to block undo or to slip into the next pre snapshot.
+    assert!(!dir.path().join(".clada").exists());
+    assert!(read(dir.path(), ".git/clada-allowed-commands.json").contains("sh -c 'echo asked'"));
+    // The next apply runs it without asking, even without a terminal.
     let again = apply(dir.path(), &["-"], &reply).success();
     assert!(String::from_utf8_lossy(&again.get_output().stdout).contains("[task-1:exec] asked"));
+    assert_eq!(out(dir.path(), &["status", "--porcelain"]), "?? reply.md");
 }
 
 #[test]
@@ -594,11 +624,8 @@ fn a_command_that_stages_in_the_scratch_tree_still_has_its_changes_kept() {
         &run_block("touch new.txt\ncp new.txt a.txt\ngit add new.txt a.txt"),
     )
     .success();
-    // (The approval, not committed, went into the pre snapshot.)
-    assert_eq!(
-        files_at(dir.path(), "HEAD"),
-        ".clada/allowed-commands.json\na.txt\nnew.txt"
-    );
+    // (The approval is in the git dir: nothing of it in the commit.)
+    assert_eq!(files_at(dir.path(), "HEAD"), "a.txt\nnew.txt");
     assert_eq!(read(dir.path(), "a.txt"), "");
     // The next apply brings the scratch tree back in line regardless.
     let a = apply(dir.path(), &["-"], &run_block("git status --porcelain")).success();
@@ -761,8 +788,8 @@ fn a_directory_dressed_up_as_a_repository_is_not_used_by_git() {
 #[test]
 fn the_scratch_link_file_is_repaired_and_dot_clada_itself_is_protected() {
     let dir = repo(&[("a.txt", "a\n")]);
-    allow(dir.path(), "sh -c 'echo gitdir: /nonexistent > .git'");
-    allow(dir.path(), "sh -c 'rm -r .clada; echo x > .clada'");
+    allow_shared(dir.path(), "sh -c 'echo gitdir: /nonexistent > .git'");
+    allow_shared(dir.path(), "sh -c 'rm -r .clada; echo x > .clada'");
     apply(
         dir.path(),
         &["-"],

@@ -568,8 +568,8 @@ fn apply_and_render_for(
         timings,
     )?;
     let presentation = shown.unwrap_or(early);
-    if let Some(workdir) = repo.workdir() {
-        commands::record_always(workdir, &applied.always)?;
+    if repo.workdir().is_some() {
+        commands::record_always(Some(repo), None, &applied.always)?;
     }
     if presentation.error_detail == ErrorDetail::Debug {
         print_timings(timings);
@@ -869,12 +869,13 @@ fn run_no_git(
     }
     let applied = transaction::apply_in_dir(
         &root,
+        repo.map(Repository::common_dir),
         &parsed,
         &settings,
         allow_escape,
         terminal_hooks(streaming, interactive),
     )?;
-    commands::record_always(&root, &applied.always)?;
+    commands::record_always(repo, Some(&root), &applied.always)?;
     write_stdout(|w| {
         render(
             w,

@@ -121,12 +121,13 @@ fn check_or_stop(params: CheckParams) -> Result<Done, CliError> {
     crate::csl::json_writer::to_writer(&mut json, &parsed)
         .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
     let mut shown = Vec::new();
-    parse::write_text(&mut shown, &parsed, &input.origin)
+    let root = repo.as_ref().and_then(Repository::workdir);
+    let outcome = parse::report(&mut shown, &parsed, &input.origin, root, &delims)
         .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
     Ok(Done {
         structured: document(&json)?,
         text: text(shown),
-        is_error: parse::verdict(&parsed) != Outcome::Success,
+        is_error: outcome != Outcome::Success,
     })
 }
 
@@ -277,6 +278,7 @@ fn read_or_stop(params: ReadParams) -> Result<Done, CliError> {
     )?;
     let applied = crate::transaction::apply_in_dir(
         &root,
+        Some(repo.common_dir()),
         &parsed,
         &settings,
         false,
@@ -380,7 +382,7 @@ fn line_range(text: &str, first: u32, last: u32) -> Result<String, CliError> {
 
 /// Whether command line `line` may run as an apply's `verify` without
 /// asking: the user's own configured `clada.verify`, or a line the user
-/// approved for RUN (`git clada allow`).
+/// approved for RUN (`git clada allow`, the user's own or the team's).
 pub fn verify_is_approved(line: &str) -> bool {
     let Ok(Some(repo)) = Repository::discover(Path::new(".")) else {
         return false;
@@ -393,9 +395,13 @@ pub fn verify_is_approved(line: &str) -> bool {
     if configured.as_deref() == Some(line) {
         return true;
     }
-    repo.workdir()
+    let private =
+        crate::transaction::private_approvals(repo.common_dir()).is_ok_and(|a| a.allows(line));
+    let shared = repo
+        .workdir()
         .and_then(|root| crate::run::policy::Approvals::load(root).ok())
-        .is_some_and(|a| a.allows(line))
+        .is_some_and(|a| a.allows(line));
+    private || shared
 }
 
 /// Records `line` as approved, as "always" at a RUN question does.
@@ -403,8 +409,5 @@ pub fn approve(line: &str) -> Result<(), CliError> {
     let repo = Repository::discover(Path::new("."))
         .map_err(|e| CliError::new(e.to_string()))?
         .ok_or_else(|| CliError::new("not a git repository"))?;
-    match repo.workdir() {
-        Some(root) => crate::cli::commands::record_always(root, &[line.to_string()]),
-        None => Ok(()),
-    }
+    crate::cli::commands::record_always(Some(&repo), None, &[line.to_string()])
 }
