@@ -170,11 +170,15 @@ pub fn main() -> ExitCode {
     // What the hooks print goes to git (a pusher's `remote:` lines) and
     // into notes and commit messages: never coloured.
     let color = match cli.command {
-        Command::Hook(_) => Some(paint::ColorWhen::Never),
+        // So is what an MCP client gets (stdout is the protocol's there,
+        // and file descriptor 1 becomes stderr, maybe a terminal).
+        Command::Hook(_) | Command::Mcp(_) => Some(paint::ColorWhen::Never),
         _ => cli.color,
     };
     paint::choose(color);
-    crate::progress::enable(!cli.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    // The MCP server reports progress to its client, not on a terminal.
+    let drawn = !cli.quiet && !matches!(cli.command, Command::Mcp(_));
+    crate::progress::enable(drawn && std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let result = match cli.command {
         Command::Parse(args) => parse::run_parse(args),
         Command::Prompt(args) => prompt::run_prompt(args),
