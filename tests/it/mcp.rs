@@ -712,9 +712,15 @@ fn a_cancelled_apply_kills_its_run_and_applies_nothing() {
 
 /// Whether a `sleep 41.5` is running.
 fn sleeping() -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x0041.5\x00")
-    })
+    running(b"sleep\x0041.5\x00")
+}
+
+/// Whether a process with this command line (NUL-separated) is running.
+fn running(cmdline: &[u8]) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .any(|entry| std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == cmdline))
 }
 
 #[test]
@@ -808,4 +814,66 @@ fn a_malformed_line_is_answered_and_the_server_goes_on() {
         ids.contains(&json!(2)) && ids.contains(&json!(3)),
         "{lines:?}"
     );
+}
+
+#[test]
+fn a_second_client_waits_for_the_first_as_a_second_apply_would() {
+    let dir = project();
+    common::clada(dir.path(), dir.path())
+        .args(["allow", "sleep 2.25"])
+        .assert()
+        .success();
+    let slow = "<---SEARCH file=\"app.py\"--->\nreturn 1\n<---REPLACE--->\nreturn 2\n<---END--->\n<---RUN--->\nsleep 2.25\n<---END--->\n";
+    let other = "<---WRITE file=\"README\"--->\nhello again\n<---END--->\n";
+    runtime().block_on(async {
+        let (first, second) = tokio::join!(
+            Session::start(dir.path(), Host::default()),
+            Session::start(dir.path(), Host::default())
+        );
+        let applying = {
+            let first = &first;
+            async move { first.call("apply", json!({ "reply": slow })).await }
+        };
+        let waiting = async {
+            // Once the first apply is running its command (it holds the
+            // lock), the second client sends its reply.
+            let started = Instant::now();
+            while !running(b"sleep\x002.25\x00") {
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "the RUN never started"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let sent = Instant::now();
+            let result = second.call("apply", json!({ "reply": other })).await;
+            (result, sent.elapsed())
+        };
+        let (slow_result, (other_result, waited)) = tokio::join!(applying, waiting);
+        assert_eq!(slow_result.is_error, Some(false), "{}", text(&slow_result));
+        assert_eq!(
+            other_result.is_error,
+            Some(false),
+            "{}",
+            text(&other_result)
+        );
+        assert!(
+            waited > Duration::from_millis(1000),
+            "the second apply did not wait: {waited:?}"
+        );
+        // Both landed, one after the other.
+        assert_eq!(
+            common::out(dir.path(), &["log", "--format=%s"])
+                .lines()
+                .count(),
+            3
+        );
+        assert_eq!(
+            common::read(dir.path(), "app.py"),
+            "def main():\n    return 2\n"
+        );
+        assert_eq!(common::read(dir.path(), "README"), "hello again\n");
+        first.close().await;
+        second.close().await;
+    });
 }
