@@ -437,6 +437,9 @@ fn run_write<F: Files>(
     append: bool,
     options: &ExecOptions,
 ) -> Outcome {
+    if append {
+        unread_if_too_large(files, path, options)?;
+    }
     let existing = files.read(path)?;
     let mut notes = Vec::new();
     let content = match super::write::unfenced(path.as_str(), content) {
@@ -481,6 +484,31 @@ fn missing_file(path: &RepoPath) -> Failure {
     }
 }
 
+/// Refuses an edit of a file already over `clada.maxFileSize` from its
+/// size, before it is read: editing it needs the whole file in memory
+/// several times over (a 180 MB file took 0.8 GB only to find no match),
+/// and an edit that keeps most of it would leave it over the limit anyway.
+fn unread_if_too_large<F: Files>(
+    files: &F,
+    path: &RepoPath,
+    options: &ExecOptions,
+) -> Result<(), Failure> {
+    match files.size(path)? {
+        Some(size) if size > options.max_file_size as u64 => Err(Failure {
+            error_type: Some("file_too_large"),
+            message: format!(
+                "{path} is {size} bytes, over the limit of {} bytes, so it is not edited (nor read)",
+                options.max_file_size
+            ),
+            details: vec![
+                "edit it another way, or raise the limit (git config clada.maxFileSize)"
+                    .to_string(),
+            ],
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses a result over `clada.maxFileSize`.
 fn too_large(path: &RepoPath, size: usize, options: &ExecOptions) -> Result<(), Failure> {
     if size <= options.max_file_size {
@@ -506,6 +534,7 @@ fn run_insert<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     use super::insert::{InsertError, insert};
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
@@ -562,6 +591,7 @@ fn search<F: Files>(
     options: &ExecOptions,
     found: &mut Found,
 ) -> Outcome {
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };
@@ -745,6 +775,7 @@ fn edit_lines<F: Files>(
     found: &mut Found,
 ) -> Outcome {
     use super::edit::{EditError, edit};
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
         return Err(missing_file(path));
     };

@@ -23,6 +23,7 @@ mod history_fixture;
 mod history_model;
 mod hook;
 mod http;
+mod limits;
 mod loose;
 mod loose_writes;
 mod messages;
