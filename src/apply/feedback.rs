@@ -586,7 +586,7 @@ impl Feedback {
         let mut out = Vec::new();
         if self.budget_spent {
             out.push(format!(
-                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed SEARCHes; read the file again and copy the lines exactly",
+                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed edits; read the file again and copy the lines exactly",
                 BUDGET.as_secs()
             ));
             return out;

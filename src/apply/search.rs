@@ -46,7 +46,9 @@ pub struct Replaced {
 /// Why a SEARCH failed; each says what was expected and what was found.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SearchError {
-    #[error("binary_file: the file contains NUL bytes; SEARCH edits text files only")]
+    #[error(
+        "binary_file: the file contains NUL bytes; only text files are edited by matching text"
+    )]
     Binary,
     #[error("match_count_mismatch: found {}, expected {}", matches_text(.found.len()), expected_text(.expected))]
     Count {
@@ -57,7 +59,7 @@ pub enum SearchError {
         feedback: Option<Box<Feedback>>,
     },
     #[error(
-        "match_count_mismatch: the range starting at line {line} has no end: the TO text does not occur after it"
+        "match_count_mismatch: the range starting at line {line} has no end: its end text does not occur after it"
     )]
     RangeWithoutEnd { line: u32 },
     #[error(

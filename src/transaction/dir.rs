@@ -26,6 +26,7 @@ pub fn apply_in_dir(
     let started = Instant::now();
     let mut exec = settings.exec;
     exec.feedback_until = Some(started + crate::apply::feedback::BUDGET);
+    exec.vocab = parsed.syntax.vocab();
     let mut files = DirFiles::new(root);
     let tasks = tasks_of(parsed, allow_escape, Some(root));
     let approvals = if tasks.iter().any(crate::plan::Task::runs_commands) {

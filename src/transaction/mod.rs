@@ -443,6 +443,7 @@ pub fn apply(
     let team = repo.file_in_tree(snapshot.tree, TEAM_CONFIG)?;
     let mut settings = settings(team.as_deref())?;
     settings.exec.feedback_until = Some(timings.start + crate::apply::feedback::BUDGET);
+    settings.exec.vocab = parsed.syntax.vocab();
 
     let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
         base

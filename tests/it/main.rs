@@ -16,6 +16,7 @@ mod completions;
 mod conformance;
 mod fidelity;
 mod help;
+mod hints;
 mod history;
 #[cfg(debug_assertions)]
 mod history_crash;

@@ -263,6 +263,8 @@ pub(crate) fn resolve(
                 .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
             // Set when the transaction starts.
             feedback_until: None,
+            // The reply's syntax's, set by the transaction.
+            vocab: &crate::vocab::CSL,
         },
         run,
     };

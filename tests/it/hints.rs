@@ -1,0 +1,206 @@
+//! Hints in the reply's own words (issue 29): a wrong path gets the closest
+//! existing ones, and every hint names what to write in the syntax the
+//! reply is written in, never another syntax's blocks.
+
+use crate::common::{apply, repo};
+
+const STORE: &str = "import os\nimport sys\n\n\ndef save():\n    return 1\n";
+const APP: &str = "def main():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n    return a + b + c + d + e\n";
+
+/// The repository every reply of the pass is applied to.
+fn files() -> tempfile::TempDir {
+    repo(&[
+        ("todo/store.py", STORE),
+        ("dup.txt", "x = 1\nkeep\nx = 1\n"),
+        ("app.py", APP),
+    ])
+}
+
+/// One failing reply per syntax: an edit of `todo/storage.py` (which does
+/// not exist), an edit whose text is in `dup.txt` twice, and (where the
+/// syntax writes whole files) a whole-file write that leaves code out.
+/// With the words each must hear.
+const PASS: &[(&str, &str, &[&str])] = &[
+    (
+        "csl",
+        "<---SEARCH file=\"todo/storage.py\"--->\nimport os\n<---REPLACE--->\nimport json\n<---END--->\n\
+         <---SEARCH file=\"dup.txt\"--->\nx = 1\n<---REPLACE--->\nx = 2\n<---END--->\n\
+         <---WRITE file=\"app.py\"--->\ndef main():\n    a = 1\n    # ... rest of the function unchanged\n<---END--->\n",
+        &[
+            "or create the file with a WRITE block",
+            "or set count=\"2\" to replace every one of them",
+            "change only the part that differs with a SEARCH block",
+        ],
+    ),
+    (
+        "cml",
+        "<edit path=\"todo/storage.py\">\n<search><![CDATA[import os]]></search>\n<replace><![CDATA[import json]]></replace>\n</edit>\n\
+         <edit path=\"dup.txt\">\n<search><![CDATA[x = 1]]></search>\n<replace><![CDATA[x = 2]]></replace>\n</edit>\n\
+         <write path=\"app.py\"><![CDATA[def main():\n    a = 1\n    # ... rest of the function unchanged\n]]></write>\n",
+        &[
+            "or create the file with a <write path=\"…\"> element",
+            "or set count=\"2\" on the <edit> to replace every one of them",
+            "change only the part that differs with an <edit path=\"…\"> element",
+        ],
+    ),
+    (
+        "sham",
+        "#!SHAM [@three-char-SHA-256: a1a]\naction = \"file_replace_text\"\npath = \"todo/storage.py\"\nold_text = \"import os\"\nnew_text = \"import json\"\n#!END_SHAM_a1a\n\
+         #!SHAM [@three-char-SHA-256: b2b]\naction = \"file_replace_text\"\npath = \"dup.txt\"\nold_text = \"x = 1\"\nnew_text = \"x = 2\"\n#!END_SHAM_b2b\n\
+         #!SHAM [@three-char-SHA-256: c3c]\naction = \"file_write\"\npath = \"app.py\"\ncontent = <<'EOT_SHAM_c3c'\ndef main():\n    a = 1\n    # ... rest of the function unchanged\nEOT_SHAM_c3c\n#!END_SHAM_c3c\n",
+        &[
+            "or create the file with a file_write action",
+            "or use action = \"file_replace_all_text\" with count = \"2\" to replace every one of them",
+            "change only the part that differs with a file_replace_text action",
+        ],
+    ),
+    (
+        "telt",
+        "#!telt [3-char SHA: a1a]\n=== FILE_REPLACE_TEXT ===\n--PATH a1a--\ntodo/storage.py\n--OLD_TEXT a1a--\nimport os\n--NEW_TEXT a1a--\nimport json\n--END a1a--\n\
+         #!telt [3-char SHA: b2b]\n=== FILE_REPLACE_TEXT ===\n--PATH b2b--\ndup.txt\n--OLD_TEXT b2b--\nx = 1\n--NEW_TEXT b2b--\nx = 2\n--END b2b--\n\
+         #!telt [3-char SHA: c3c]\n=== FILE_WRITE ===\n--PATH c3c--\napp.py\n--CONTENT c3c--\ndef main():\n    a = 1\n    # ... rest of the function unchanged\n--END c3c--\n",
+        &[
+            "or create the file with a FILE_WRITE command",
+            "or use === FILE_REPLACE_ALL_TEXT === with a COUNT parameter of 2 to replace every one of them",
+            "change only the part that differs with a FILE_REPLACE_TEXT command",
+        ],
+    ),
+    (
+        "replacer",
+        "<<<FILE>>>\ntodo/storage.py\n<<<SEARCH>>>\nimport os\n<<<REPLACE>>>\nimport json\n<<<END>>>\n\
+         <<<FILE>>>\ndup.txt\n<<<SEARCH>>>\nx = 1\n<<<REPLACE>>>\nx = 2\n<<<END>>>\n\
+         <<<FILE>>>\napp.py\n<<<OVERWRITE>>>\ndef main():\n    a = 1\n    # ... rest of the function unchanged\n<<<END>>>\n",
+        &[
+            "or create the file with a <<<OVERWRITE>>> block",
+            "include more of the surrounding lines so that the pattern matches exactly where you mean\n",
+            "change only the part that differs with a <<<SEARCH>>> block",
+        ],
+    ),
+    (
+        "aider",
+        "todo/storage.py\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport json\n>>>>>>> REPLACE\n```\n\n\
+         dup.txt\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n",
+        &["or create the file with a block with an empty SEARCH part"],
+    ),
+    (
+        "patch",
+        "*** Begin Patch\n*** Update File: todo/storage.py\n@@\n-import os\n+import json\n import sys\n\
+         *** Update File: dup.txt\n@@\n-x = 1\n+x = 2\n*** End Patch\n",
+        &["or create the file with an *** Add File: section"],
+    ),
+    (
+        "diff",
+        "--- a/todo/storage.py\n+++ b/todo/storage.py\n@@ -1,2 +1,2 @@\n-import os\n+import json\n import sys\n\
+         --- a/dup.txt\n+++ b/dup.txt\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+        &["or create the file with a diff from /dev/null"],
+    ),
+    (
+        "json",
+        "[{\"op\": \"search\", \"path\": \"todo/storage.py\", \"search\": \"import os\", \"replace\": \"import json\"},\n\
+          {\"op\": \"search\", \"path\": \"dup.txt\", \"search\": \"x = 1\", \"replace\": \"x = 2\"},\n\
+          {\"op\": \"write\", \"path\": \"app.py\", \"content\": \"def main():\\n    a = 1\\n    # ... rest of the function unchanged\\n\"}]\n",
+        &[
+            "or create the file with a {\"op\": \"write\"} operation",
+            "or set \"count\": 2 to replace every one of them",
+            "change only the part that differs with a {\"op\": \"search\"} operation",
+        ],
+    ),
+];
+
+/// Words that only a hint to a reply of that syntax may use.
+const OWN_WORDS: &[(&str, &[&str])] = &[
+    (
+        "csl",
+        &["WRITE block", "SEARCH block", "TO text", "with WRITE"],
+    ),
+    ("cml", &["<write", "<edit", "<search-end>"]),
+    ("sham", &["file_write", "file_replace"]),
+    ("telt", &["FILE_WRITE", "FILE_REPLACE"]),
+    ("replacer", &["<<<OVERWRITE>>>", "<<<SEARCH>>>"]),
+    ("aider", &["SEARCH/REPLACE", "empty SEARCH"]),
+    ("patch", &["*** Add File", "*** Update File"]),
+    ("diff", &["/dev/null"]),
+    ("json", &["{\"op\"", "\"count\":", "\"overwrite\""]),
+];
+
+/// The pass across all syntaxes: each failing reply is read as its syntax,
+/// hears how to fix it in that syntax, gets `todo/store.py` offered for
+/// `todo/storage.py`, and never hears another syntax's words (nor CSL's
+/// `count="…"` where the syntax has its own, or none).
+#[test]
+fn every_syntax_hears_hints_in_its_own_words() {
+    let dir = files();
+    for (syntax, reply, expected) in PASS {
+        let out = apply(dir.path(), &["--dry-run", "-"], reply).code(1);
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let json = crate::common::json(&apply(
+            dir.path(),
+            &["--dry-run", "--format", "json", "-"],
+            reply,
+        ));
+        assert_eq!(json["syntax"], *syntax, "{text}");
+        assert!(
+            text.contains("todo/storage.py does not exist\n    did you mean todo/store.py?\n"),
+            "{syntax}: {text}"
+        );
+        for words in *expected {
+            assert!(text.contains(words), "{syntax}: no {words:?} in\n{text}");
+        }
+        for (other, words) in OWN_WORDS {
+            if other == syntax {
+                continue;
+            }
+            for word in *words {
+                assert!(
+                    !text.contains(word),
+                    "{syntax}: {other}'s {word:?} in\n{text}"
+                );
+            }
+        }
+        if !["csl", "cml"].contains(syntax) {
+            assert!(!text.contains("count=\""), "{syntax}: {text}");
+        }
+    }
+}
+
+/// A delete or move of a path that does not exist gets the closest ones
+/// too; a file in another directory is found by its name.
+#[test]
+fn a_missing_path_to_delete_or_move_gets_the_closest_existing_ones() {
+    let dir = files();
+    let reply = "[{\"op\": \"delete\", \"path\": \"todo/Store.py\"},\n\
+                 {\"op\": \"move\", \"from\": \"src/store.py\", \"to\": \"b.py\"}]\n";
+    let out = apply(dir.path(), &["--dry-run", "-"], reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "todo/Store.py does not exist; nothing to delete\n    did you mean todo/store.py?\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "src/store.py does not exist; nothing to move\n    did you mean todo/store.py?\n"
+        ),
+        "{text}"
+    );
+}
+
+/// A block of another syntax is named by what it is (a CSL WRITE is a
+/// WRITE, not a TASKS), with the right article for the reply's syntax.
+#[test]
+fn a_dropped_csl_write_is_labelled_write_in_an_aider_reply() {
+    let dir = files();
+    let reply = "todo/store.py\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport json\n>>>>>>> REPLACE\n```\n\n\
+                 <---WRITE file=\"todo/new.py\"--->\nx = 1\n<---END--->\n";
+    let out = apply(dir.path(), &["--dry-run", "-"], reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("[task-2] SKIP: WRITE a CSL block - "),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 10: a CSL block in an aider SEARCH/REPLACE reply is not applied"),
+        "{text}"
+    );
+}
