@@ -28,6 +28,10 @@ pub struct Feedback {
     /// The closest region was not looked for: the apply's feedback budget
     /// was spent on earlier failures.
     pub budget_spent: bool,
+    /// How `--match whitespace` would take the pattern, when it would (the
+    /// whole pattern indented by one offset, issue 29): "--match
+    /// whitespace would apply it at lines 2-4: …".
+    pub loose: Option<String>,
 }
 
 /// The time one apply may spend looking for closest regions, all failed
@@ -211,6 +215,7 @@ pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
         closest: closest(file, pattern),
         already_present,
         budget_spent: false,
+        loose: None,
     }
 }
 
@@ -268,6 +273,7 @@ pub fn without_search() -> Feedback {
         closest: None,
         already_present: None,
         budget_spent: true,
+        loose: None,
     }
 }
 
@@ -624,6 +630,7 @@ impl Feedback {
                 "no region of the file resembles your pattern: check the file name, or read the file again before editing it".to_string(),
             ),
         }
+        out.extend(self.loose.clone());
         out
     }
 

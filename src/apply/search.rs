@@ -179,7 +179,7 @@ pub fn search_within(
         && unique_wanted
     {
         match whitespace_match(&text, search) {
-            Ok(Some(done)) => return Ok(done),
+            Ok(Some((done, _))) => return Ok(done),
             Ok(None) => {}
             Err(lines) => return Err(SearchError::AmbiguousWhitespace { lines }),
         }
@@ -189,7 +189,20 @@ pub fn search_within(
             return Box::new(super::feedback::without_search());
         }
         let norm = String::from_utf8_lossy(text.norm());
-        Box::new(feedback(&norm, search.pattern, search.replacement))
+        let mut fb = feedback(&norm, search.pattern, search.replacement);
+        // The whole pattern indented by one offset (a method copied
+        // without its class's indentation): what `--match whitespace`,
+        // which takes it as an EDIT takes an aider block, would do.
+        if search.mode == MatchMode::Exact && search.to.is_none() && unique_wanted {
+            let loose = Search {
+                mode: MatchMode::Whitespace,
+                ..*search
+            };
+            if let Ok(Some((_, found))) = whitespace_match(&text, &loose) {
+                fb.loose = Some(format!("--match whitespace would apply it at {found}"));
+            }
+        }
+        Box::new(fb)
     });
     Err(SearchError::Count {
         expected: search.count,
@@ -278,9 +291,13 @@ fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize
 /// Replaces those whole lines with the replacement: lines it keeps as the
 /// file has them, the others re-indented by the same shift (edit.rs's
 /// [`super::edit::whitespace_lines`], the rule every syntax's loose step
-/// follows). `Err`: the first line of every candidate, when there is more
+/// follows), and says where and how it matched ("lines 2-4: matched only
+/// with …"). `Err`: the first line of every candidate, when there is more
 /// than one.
-fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Replaced>, Vec<u32>> {
+fn whitespace_match(
+    text: &Text<'_>,
+    search: &Search<'_>,
+) -> Result<Option<(Replaced, String)>, Vec<u32>> {
     use super::edit::{Loose, whitespace_lines};
     let Ok(norm) = std::str::from_utf8(text.norm()) else {
         return Ok(None);
@@ -334,12 +351,15 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     } else {
         format!("lines {}-{}", s + 1, s + n)
     };
-    let note = format!("--match whitespace at {at}: {how}");
-    Ok(Some(Replaced {
-        bytes: text.splice(&[(start..end, text.with_file_endings(&new))]),
-        lines: vec![s as u32 + 1],
-        whitespace_note: Some(note),
-    }))
+    let found = format!("{at}: {how}");
+    Ok(Some((
+        Replaced {
+            bytes: text.splice(&[(start..end, text.with_file_endings(&new))]),
+            lines: vec![s as u32 + 1],
+            whitespace_note: Some(format!("--match whitespace at {found}")),
+        },
+        found,
+    )))
 }
 
 #[cfg(test)]

@@ -204,3 +204,29 @@ fn a_dropped_csl_write_is_labelled_write_in_an_aider_reply() {
         "{text}"
     );
 }
+
+/// A SEARCH whose lines are all indented by one offset less than the file
+/// has them is refused in the exact mode, with a hint that names `--match
+/// whitespace`, which applies it re-indented (as an aider block is).
+#[test]
+fn a_search_indented_by_one_offset_names_match_whitespace() {
+    let dir = repo(&[(
+        "cls.py",
+        "class Store:\n    def save(self):\n        x = 1\n        return x\n",
+    )]);
+    let reply = "<---SEARCH file=\"cls.py\"--->\ndef save(self):\n    x = 1\n    return x\n<---REPLACE--->\ndef save(self):\n    x = 2\n    return x\n<---END--->\n";
+    let out = apply(dir.path(), &["-"], reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "\n    --match whitespace would apply it at lines 2-4: matched only with every line's indentation shifted by 4 columns"
+        ),
+        "{text}"
+    );
+    // What the hint promises.
+    apply(dir.path(), &["--match", "whitespace", "-"], reply).success();
+    assert_eq!(
+        crate::common::read(dir.path(), "cls.py"),
+        "class Store:\n    def save(self):\n        x = 2\n        return x\n"
+    );
+}
