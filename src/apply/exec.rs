@@ -82,7 +82,15 @@ pub fn execute<F: Workspace>(
                 message: skip
                     .reasons
                     .iter()
-                    .map(|(l, why)| format!("{why} (line {l})"))
+                    // apply.md's form, `why (line N)`; a reason that leads
+                    // with its line (a forgotten END) is not told it twice.
+                    .map(|(l, why)| {
+                        if why.starts_with(&format!("line {l}:")) {
+                            why.clone()
+                        } else {
+                            format!("{why} (line {l})")
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join("; "),
                 details: Vec::new(),

@@ -230,3 +230,25 @@ fn a_search_indented_by_one_offset_names_match_whitespace() {
         "class Store:\n    def save(self):\n        x = 2\n        return x\n"
     );
 }
+
+/// A WRITE whose END is missing is skipped with its line first, in one
+/// short sentence (it used to run to 60 words with the line at the end).
+#[test]
+fn a_missing_end_is_said_line_first_in_one_sentence() {
+    let dir = files();
+    let reply = "<---WRITE file=\"new.py\"--->\nx = 1\n<---SEARCH file=\"app.py\"--->\n    a = 1\n<---REPLACE--->\n    a = 2\n<---END--->\n";
+    let out = apply(dir.path(), &["-"], reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("[task-1] SKIP: WRITE new.py - "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let reason = line.strip_prefix("[task-1] SKIP: WRITE new.py - ").unwrap();
+    assert!(reason.starts_with("line 3: "), "{reason}");
+    assert!(
+        reason.contains("did you forget <---END---> above it?"),
+        "{reason}"
+    );
+    assert!(reason.split_whitespace().count() <= 35, "{reason}");
+    assert!(!reason.contains("(line "), "{reason}");
+}
