@@ -252,3 +252,62 @@ fn a_missing_end_is_said_line_first_in_one_sentence() {
     assert!(reason.split_whitespace().count() <= 35, "{reason}");
     assert!(!reason.contains("(line "), "{reason}");
 }
+
+/// A failed `--verify`: its output once (streamed, or buffered), the
+/// counts of the reply's tasks never read as what was applied, and the
+/// rejected result named with the command `status` names too.
+#[test]
+fn a_failed_verify_says_its_output_once_and_names_git_clada_show() {
+    let dir = repo(&[("a.txt", "a\n")]);
+    let edit = "<---WRITE file=\"a.txt\"--->\nbroken\n<---END--->\n";
+    let verify = "grep -c fine a.txt";
+    for mode in ["stream", "buffer"] {
+        let out = apply(
+            dir.path(),
+            &["--verify", verify, "--output-mode", mode, "-"],
+            edit,
+        )
+        .code(1);
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        // grep -c prints the count, 0, once.
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.ends_with(" 0") || *l == "    | 0")
+                .count(),
+            1,
+            "{mode}: {text}"
+        );
+        let summary = text.lines().last().unwrap();
+        assert!(
+            summary.starts_with("clada: not applied: verify_failed"),
+            "{summary}"
+        );
+        assert!(
+            !summary.contains("(exec_failed) (1 succeeded"),
+            "{mode}: {summary}"
+        );
+        assert!(
+            summary.contains("the reply's tasks ran (1 succeeded, 0 failed, 0 skipped)"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("(inspect it with: git clada show refs/clada/rejected/"),
+            "{summary}"
+        );
+    }
+    // Silent: the output was not shown, so its last lines are.
+    let out = apply(
+        dir.path(),
+        &["--verify", verify, "--output-mode", "silent", "-"],
+        edit,
+    )
+    .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("\n    | 0\n"), "{text}");
+    let status = crate::common::clada(dir.path(), dir.path())
+        .arg("status")
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(status.contains("git clada show"), "{status}");
+}
