@@ -311,3 +311,25 @@ fn a_failed_verify_says_its_output_once_and_names_git_clada_show() {
     let status = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(status.contains("git clada show"), "{status}");
 }
+
+/// A JSON reply that does not parse is placed once, by the diagnostic's
+/// own position in the reply (serde counted lines in the fenced document:
+/// `line 2 column 50` beside `3:50`).
+#[test]
+fn a_json_error_is_placed_once_by_the_reply_s_own_lines() {
+    let dir = files();
+    let reply =
+        "```json\n[\n  {\"op\": \"write\", \"path\": \"a.txt\", \"content\": \"x\\q\"}\n]\n```\n";
+    let out = apply(dir.path(), &["--format", "json", "-"], reply).code(2);
+    let v = crate::common::json(&out);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(50)),
+        "{v}"
+    );
+    assert_eq!(
+        d["message"], "the JSON does not parse: invalid escape",
+        "{v}"
+    );
+}
