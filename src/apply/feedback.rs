@@ -306,7 +306,6 @@ const MAX_PATTERN_LINES: usize = 400;
 fn closest(file: &str, pattern: &str) -> Option<Closest> {
     let file_lines: Vec<&str> = file.split('\n').collect();
     let pat_lines: Vec<&str> = pattern.split('\n').take(MAX_PATTERN_LINES).collect();
-    let pattern = &pat_lines.join("\n");
     let n = pat_lines.len();
     let starts = candidate_starts(&file_lines, &pat_lines);
     // A region that differs only by blank lines: its extent is not the
@@ -330,15 +329,37 @@ fn closest(file: &str, pattern: &str) -> Option<Closest> {
         return None;
     }
     let end = (start + n).min(file_lines.len());
+    let aligned = &file_lines[start..end];
+    // The region is as long as the pattern; where the pattern has a line
+    // the file does not, the file's lines past what matches are not part
+    // of it (nor shown as added).
+    let differences = differences(&pat_lines, aligned, start as u32 + 1);
+    let (start, end) = trimmed(&pat_lines, aligned, start);
     let region = &file_lines[start..end];
     Some(Closest {
         start_line: start as u32 + 1,
         end_line: end as u32,
         similarity,
-        differences: differences(&pat_lines, region, start as u32 + 1),
-        diff: compact_diff(pattern, &region.join("\n"), start as u32 + 1),
+        differences,
+        diff: compact_diff(&pat_lines, region, start as u32 + 1),
         text: region.join("\n"),
     })
+}
+
+/// `region` (from line index `start`) without the lines at either end
+/// that only the file has (pure insertions before the first or after the
+/// last line the pattern shares or changes), as a range of file lines.
+fn trimmed(pattern: &[&str], region: &[&str], start: usize) -> (usize, usize) {
+    let diff = similar::capture_diff_slices(similar::Algorithm::Myers, pattern, region);
+    let kept = |op: &similar::DiffOp| !matches!(op, similar::DiffOp::Insert { .. });
+    let (Some(first), Some(last)) = (diff.iter().position(kept), diff.iter().rposition(kept))
+    else {
+        return (start, start + region.len());
+    };
+    let from = diff[first].new_range().start;
+    let to = diff[last].new_range().end;
+    // A change at the region's edge keeps its own lines.
+    (start + from.min(to), start + to.max(from))
 }
 
 /// The region at `start` when it equals the pattern but for blank lines
@@ -370,13 +391,12 @@ fn blank_line_miss(file: &[&str], pattern: &[&str], start: usize) -> Option<Clos
     }
     let region = &file[start..j];
     let same = pattern.len().min(region.len()) - differences.len().min(region.len());
-    let pattern_text = pattern.join("\n");
     Some(Closest {
         start_line: start as u32 + 1,
         end_line: j as u32,
         similarity: same as f32 / pattern.len().max(region.len()) as f32,
         differences,
-        diff: compact_diff(&pattern_text, &region.join("\n"), start as u32 + 1),
+        diff: compact_diff(pattern, region, start as u32 + 1),
         text: region.join("\n"),
     })
 }
@@ -549,11 +569,13 @@ fn leading(line: &str) -> &str {
 
 /// Changed lines of pattern vs region, `-` for the pattern, `+` for the
 /// file with its line number; tabs and trailing spaces made visible.
-fn compact_diff(pattern: &str, region: &str, first_line: u32) -> Vec<String> {
-    let diff = similar::TextDiff::from_lines(pattern, region);
+fn compact_diff(pattern: &[&str], region: &[&str], first_line: u32) -> Vec<String> {
+    // Lines against lines: as text, the pattern's last line (no line end)
+    // would never equal the same line of the file (with one).
+    let diff = similar::TextDiff::from_slices(pattern, region);
     let mut out = Vec::new();
     for change in diff.iter_all_changes() {
-        let line = change.value().trim_end_matches('\n');
+        let line = change.value();
         let shown = visible(line);
         let entry = match change.tag() {
             similar::ChangeTag::Equal => continue,

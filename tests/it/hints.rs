@@ -333,3 +333,31 @@ fn a_json_error_is_placed_once_by_the_reply_s_own_lines() {
         "{v}"
     );
 }
+
+/// The closest region's diff shows a line the pattern has and the file
+/// does not as that line alone: not its neighbours as changed (the last
+/// pattern line, without its line end, never equalled the file's), nor a
+/// line of the file past the region as added.
+#[test]
+fn the_closest_diff_of_an_inserted_line_shows_that_line_alone() {
+    let dir = files();
+    for (pattern, region) in [
+        ("import os\nimport json\nimport sys\n", "lines 1-2"),
+        ("import json\nimport os\nimport sys\n", "lines 1-2"),
+    ] {
+        let reply = format!(
+            "<---SEARCH file=\"todo/store.py\"--->\n{pattern}<---REPLACE--->\nx\n<---END--->\n"
+        );
+        let out = apply(dir.path(), &["--error-detail", "full", "-"], &reply).code(1);
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let diff: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("      -") || l.starts_with("      +"))
+            .collect();
+        assert_eq!(diff, ["      -      import json"], "{text}");
+        assert!(
+            text.contains(&format!("closest to your pattern: {region} ")),
+            "{text}"
+        );
+    }
+}
