@@ -1,6 +1,7 @@
-//! Hints in the reply's own words (issue 29): a wrong path gets the closest
-//! existing ones, and every hint names what to write in the syntax the
-//! reply is written in, never another syntax's blocks.
+//! What a failing reply is told (issue 29): hints in the reply's own
+//! words (a wrong path gets the closest existing ones, and every hint
+//! names what to write in the syntax the reply is written in, never
+//! another syntax's blocks), and messages without noise or contradiction.
 
 use crate::common::{apply, repo};
 
@@ -17,8 +18,9 @@ fn files() -> tempfile::TempDir {
 }
 
 /// One failing reply per syntax: an edit of `todo/storage.py` (which does
-/// not exist), an edit whose text is in `dup.txt` twice, and (where the
-/// syntax writes whole files) a whole-file write that leaves code out.
+/// not exist), an edit whose text is in `dup.txt` twice, (where the
+/// syntax writes whole files) a whole-file write that leaves code out,
+/// and (CML, JSON) a command line with a pipe.
 /// With the words each must hear.
 const PASS: &[(&str, &str, &[&str])] = &[
     (
@@ -36,7 +38,8 @@ const PASS: &[(&str, &str, &[&str])] = &[
         "cml",
         "<edit path=\"todo/storage.py\">\n<search><![CDATA[import os]]></search>\n<replace><![CDATA[import json]]></replace>\n</edit>\n\
          <edit path=\"dup.txt\">\n<search><![CDATA[x = 1]]></search>\n<replace><![CDATA[x = 2]]></replace>\n</edit>\n\
-         <write path=\"app.py\"><![CDATA[def main():\n    a = 1\n    # ... rest of the function unchanged\n]]></write>\n",
+         <write path=\"app.py\"><![CDATA[def main():\n    a = 1\n    # ... rest of the function unchanged\n]]></write>\n\
+         <run><![CDATA[ls | wc -l]]></run>\n",
         &[
             "or create the file with a <write path=\"…\"> element",
             "or set count=\"2\" on the <edit> to replace every one of them",
@@ -98,7 +101,8 @@ const PASS: &[(&str, &str, &[&str])] = &[
         "json",
         "[{\"op\": \"search\", \"path\": \"todo/storage.py\", \"search\": \"import os\", \"replace\": \"import json\"},\n\
           {\"op\": \"search\", \"path\": \"dup.txt\", \"search\": \"x = 1\", \"replace\": \"x = 2\"},\n\
-          {\"op\": \"write\", \"path\": \"app.py\", \"content\": \"def main():\\n    a = 1\\n    # ... rest of the function unchanged\\n\"}]\n",
+          {\"op\": \"write\", \"path\": \"app.py\", \"content\": \"def main():\\n    a = 1\\n    # ... rest of the function unchanged\\n\"},\n\
+          {\"op\": \"run\", \"cmd\": \"ls | wc -l\"}]\n",
         &[
             "or create the file with a {\"op\": \"write\"} operation",
             "or set \"count\": 2 to replace every one of them",
