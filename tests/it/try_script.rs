@@ -230,3 +230,22 @@ fn readme_install_only_puts_the_man_page_beside_the_binary() {
         assert_installed_under(&prefix);
     }
 }
+
+/// What `cargo install` builds is lean (no debug info, stripped: 13 MB
+/// against 77 MB with line tables, issue 29), and a profile with symbols
+/// is kept for profilers, with release's optimisations.
+#[test]
+fn the_release_profile_is_stripped_and_profiling_keeps_symbols() {
+    let manifest: toml::Table = include_str!("../../Cargo.toml").parse().unwrap();
+    let profile = &manifest["profile"];
+    let release = &profile["release"];
+    assert_eq!(release.get("strip"), Some(&toml::Value::Boolean(true)));
+    assert_eq!(release.get("debug"), Some(&toml::Value::Boolean(false)));
+    let profiling = &profile["profiling"];
+    assert_eq!(profiling["inherits"].as_str(), Some("release"));
+    assert_eq!(profiling["strip"], toml::Value::Boolean(false));
+    assert_eq!(profiling["debug"].as_str(), Some("line-tables-only"));
+    for key in ["opt-level", "lto", "codegen-units", "panic"] {
+        assert_eq!(profiling.get(key), release.get(key), "{key}");
+    }
+}
