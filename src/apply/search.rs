@@ -103,7 +103,7 @@ fn matches_text(n: usize) -> String {
 
 fn expected_text(count: &Count) -> String {
     match count {
-        Count::All => "at least 1 (count=\"all\")".to_string(),
+        Count::All => "at least 1 (every match is replaced)".to_string(),
         Count::Exactly(n) => n.to_string(),
     }
 }

@@ -365,3 +365,17 @@ fn the_closest_diff_of_an_inserted_line_shows_that_line_alone() {
         );
     }
 }
+
+/// A SHAM replace-all that finds nothing is not told CSL's `count="all"`.
+#[test]
+fn a_sham_replace_all_that_finds_nothing_hears_no_csl_attribute() {
+    let dir = files();
+    let reply = "#!SHAM [@three-char-SHA-256: a1a]\naction = \"file_replace_all_text\"\npath = \"todo/store.py\"\nold_text = \"nothing here\"\nnew_text = \"x\"\n#!END_SHAM_a1a\n";
+    let out = apply(dir.path(), &["-"], reply).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("found no match, expected at least 1"),
+        "{text}"
+    );
+    assert!(!text.contains("count="), "{text}");
+}
