@@ -62,7 +62,7 @@ pub fn apply_in_dir(
             Applied::new(
                 Ending::Rejected,
                 format!(
-                    "not applied: a task or the verification failed and --atomic is set; every file change was undone ({tally})"
+                    "not applied: a task or the verification failed and --atomic is set; every file change was undone; the reply's tasks ran ({tally})"
                 ),
             )
         }
@@ -83,7 +83,16 @@ pub fn apply_in_dir(
                 // succeeded did stays on disk.
                 _ => Applied::new(
                     Ending::by_tally(tally, tally.succeeded > 0 || !parsed.dropped.is_empty()),
-                    format!("applied in {} without git ({tally})", root.display()),
+                    // "applied" only where some task was.
+                    format!(
+                        "{} in {} without git ({tally})",
+                        if tally.succeeded > 0 {
+                            "applied"
+                        } else {
+                            "nothing applied"
+                        },
+                        root.display()
+                    ),
                 ),
             }
         }

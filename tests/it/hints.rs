@@ -379,3 +379,32 @@ fn a_sham_replace_all_that_finds_nothing_hears_no_csl_attribute() {
     );
     assert!(!text.contains("count="), "{text}");
 }
+
+/// Without git, a reply none of whose tasks succeeded is not said to be
+/// "applied", and an --atomic rejection says its counts are the tasks'.
+#[test]
+fn without_git_the_summary_never_says_applied_for_nothing() {
+    let dir = crate::common::scratch();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let miss = "<---SEARCH file=\"a.txt\"--->\nnot there\n<---REPLACE--->\ny\n<---END--->\n";
+    let run = |args: &[&str], reply: &str| {
+        let out = crate::common::clada(dir.path(), dir.path())
+            .arg("apply")
+            .args(args)
+            .write_stdin(reply.to_string())
+            .assert()
+            .code(1);
+        crate::common::json(&out)["message"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let message = run(&["--no-git", "--format", "json", "-"], miss);
+    assert!(message.starts_with("nothing applied in "), "{message}");
+    let some = format!("<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n{miss}");
+    let message = run(&["--no-git", "--atomic", "--format", "json", "-"], &some);
+    assert!(
+        message.ends_with("; the reply's tasks ran (1 succeeded, 1 failed, 0 skipped)"),
+        "{message}"
+    );
+}
