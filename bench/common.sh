@@ -43,10 +43,12 @@ bench_min_runs() {
 }
 
 # bench_build: the release binary (--locked: the committed dependency
-# versions), in $bin.
+# versions), in $bin. BENCH_PROFILE=profiling builds the same code with
+# symbols and line tables instead (Cargo.toml), for `perf record` on $bin.
 bench_build() {
-    cargo build --release --locked --quiet
-    bin=$root/target/release/git-clada
+    local profile=${BENCH_PROFILE:-release}
+    cargo build --profile "$profile" --locked --quiet
+    bin=$root/target/$profile/git-clada
 }
 
 # bench_reply SHAPE SIZE SEED: the reply bench/gen_reply.py generates for

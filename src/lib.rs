@@ -35,4 +35,5 @@ pub mod run;
 pub mod style;
 pub mod syntax;
 pub mod transaction;
+pub mod vocab;
 pub mod words;

@@ -104,6 +104,22 @@ impl DirFiles {
     }
 
     fn read_checked(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+        let Some((full, m)) = self.regular_file(path)? else {
+            return Ok(None);
+        };
+        let bytes = std::fs::read(&full).map_err(|e| Self::denied(path.as_str(), e))?;
+        Ok(Some(FileData {
+            bytes,
+            executable: is_executable(&m),
+        }))
+    }
+
+    /// The regular file at `path` and its metadata, with the errors of
+    /// [`DirFiles::read_checked`], unread.
+    fn regular_file(
+        &self,
+        path: &RepoPath,
+    ) -> Result<Option<(std::path::PathBuf, std::fs::Metadata)>, FilesError> {
         self.check_parents(path)?;
         let full = self.root.join(path.as_str());
         match std::fs::symlink_metadata(&full) {
@@ -120,13 +136,7 @@ impl DirFiles {
                 path: path.to_string(),
                 message: "not a regular file".to_string(),
             }),
-            Ok(m) => {
-                let bytes = std::fs::read(&full).map_err(|e| Self::denied(path.as_str(), e))?;
-                Ok(Some(FileData {
-                    bytes,
-                    executable: is_executable(&m),
-                }))
-            }
+            Ok(m) => Ok(Some((full, m))),
         }
     }
 }
@@ -137,6 +147,10 @@ impl Files for DirFiles {
 
     fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
         self.read_checked(path)
+    }
+
+    fn size(&self, path: &RepoPath) -> Result<Option<u64>, FilesError> {
+        Ok(self.regular_file(path)?.map(|(_, m)| m.len()))
     }
 
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {

@@ -32,6 +32,8 @@ pub struct ExecOptions {
     /// Until when a failed SEARCH may look for the closest region (the
     /// apply's feedback budget); `None`: always.
     pub feedback_until: Option<std::time::Instant>,
+    /// The reply's syntax's words, for hints (set from the parsed reply).
+    pub vocab: &'static crate::vocab::Vocab,
 }
 
 /// The default of `clada.maxFileSize`: the size of the largest reply.
@@ -47,6 +49,7 @@ impl Default for ExecOptions {
             max_output: 10 * 1024 * 1024,
             max_file_size: MAX_FILE_SIZE,
             feedback_until: None,
+            vocab: &crate::vocab::CSL,
         }
     }
 }
@@ -79,7 +82,15 @@ pub fn execute<F: Workspace>(
                 message: skip
                     .reasons
                     .iter()
-                    .map(|(l, why)| format!("{why} (line {l})"))
+                    // apply.md's form, `why (line N)`; a reason that leads
+                    // with its line (a forgotten END) is not told it twice.
+                    .map(|(l, why)| {
+                        if why.starts_with(&format!("line {l}:")) {
+                            why.clone()
+                        } else {
+                            format!("{why} (line {l})")
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join("; "),
                 details: Vec::new(),
@@ -229,7 +240,7 @@ fn run_step<F: Workspace>(
             from,
             to,
             overwrite,
-        } => super::paths::move_path(files, from, to, *overwrite),
+        } => super::paths::move_path(files, from, to, *overwrite, options.vocab),
         Op::Mkdir { path } => super::paths::mkdir(files, path),
         Op::Insert { path, line, text } => run_insert(files, path, *line, text, options),
         Op::Read(read) => {
@@ -437,6 +448,9 @@ fn run_write<F: Files>(
     append: bool,
     options: &ExecOptions,
 ) -> Outcome {
+    if append {
+        unread_if_too_large(files, path, options)?;
+    }
     let existing = files.read(path)?;
     let mut notes = Vec::new();
     let content = match super::write::unfenced(path.as_str(), content) {
@@ -456,7 +470,7 @@ fn run_write<F: Files>(
     };
     let old = existing.as_ref().map(|f| f.bytes.as_slice());
     let bytes = write(old, &w, !options.allow_placeholders)
-        .map_err(|p| p.refusal(super::placeholder::Within::Write))?;
+        .map_err(|p| p.refusal(super::placeholder::Within::Write, options.vocab))?;
     too_large(path, bytes.len(), options)?;
     let n = lines_in(content);
     let message = match (&existing, append) {
@@ -469,15 +483,53 @@ fn run_write<F: Files>(
     Ok((message, notes))
 }
 
-/// An edit of a file that does not exist.
-fn missing_file(path: &RepoPath) -> Failure {
+/// An edit of a file that does not exist: the closest existing paths
+/// (while the feedback budget lasts), and how to create it in the reply's
+/// own syntax.
+fn missing_file<F: Files>(files: &F, path: &RepoPath, options: &ExecOptions) -> Failure {
+    let look = options
+        .feedback_until
+        .is_none_or(|until| std::time::Instant::now() < until);
+    let closest = if look {
+        super::suggest::closest(files, path)
+    } else {
+        Vec::new()
+    };
     Failure {
         error_type: Some("file_not_found"),
         message: format!("{path} does not exist"),
-        details: vec![
-            "check the path (relative to the repository root), or create the file with WRITE"
-                .to_string(),
-        ],
+        details: super::suggest::did_you_mean(&closest)
+            .into_iter()
+            .chain([format!(
+                "check the path (relative to the repository root), or create the file with {}",
+                options.vocab.write
+            )])
+            .collect(),
+    }
+}
+
+/// Refuses an edit of a file already over `clada.maxFileSize` from its
+/// size, before it is read: editing it needs the whole file in memory
+/// several times over (a 180 MB file took 0.8 GB only to find no match),
+/// and an edit that keeps most of it would leave it over the limit anyway.
+fn unread_if_too_large<F: Files>(
+    files: &F,
+    path: &RepoPath,
+    options: &ExecOptions,
+) -> Result<(), Failure> {
+    match files.size(path)? {
+        Some(size) if size > options.max_file_size as u64 => Err(Failure {
+            error_type: Some("file_too_large"),
+            message: format!(
+                "{path} is {size} bytes, over the limit of {} bytes, so it is not edited (nor read)",
+                options.max_file_size
+            ),
+            details: vec![
+                "edit it another way, or raise the limit (git config clada.maxFileSize)"
+                    .to_string(),
+            ],
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -506,8 +558,9 @@ fn run_insert<F: Files>(
     options: &ExecOptions,
 ) -> Outcome {
     use super::insert::{InsertError, insert};
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
-        return Err(missing_file(path));
+        return Err(missing_file(files, path, options));
     };
     match insert(&existing.bytes, after, text) {
         Ok(bytes) => {
@@ -562,8 +615,9 @@ fn search<F: Files>(
     options: &ExecOptions,
     found: &mut Found,
 ) -> Outcome {
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
-        return Err(missing_file(path));
+        return Err(missing_file(files, path, options));
     };
     if !options.allow_placeholders {
         // A range replaces its TO text too (and what lies between).
@@ -572,7 +626,7 @@ fn search<F: Files>(
             None => s.pattern.to_string(),
         };
         if let Some(p) = super::placeholder::elided_text(&old, s.replacement, &existing.bytes) {
-            return Err(p.refusal(super::placeholder::Within::Search));
+            return Err(p.refusal(super::placeholder::Within::Search, options.vocab));
         }
     }
     let look = options
@@ -665,10 +719,12 @@ fn search_failure(
                 if matches!(expected, crate::csl::validate::Count::Exactly(n) if (n as usize) < found.len()) {
                     details.extend(apart(&found));
                 }
-                details.push(format!(
-                    "include more of the surrounding lines so that the pattern matches exactly where you mean, or set count=\"{}\" to replace every one of them",
-                    found.len()
-                ));
+                details.push(match options.vocab.count(found.len()) {
+                    Some(count) => format!(
+                        "include more of the surrounding lines so that the pattern matches exactly where you mean, or {count} to replace every one of them"
+                    ),
+                    None => "include more of the surrounding lines so that the pattern matches exactly where you mean".to_string(),
+                });
             }
             *typed = Found::lines(&found);
             if let Some(fb) = feedback {
@@ -685,10 +741,10 @@ fn search_failure(
             }
         }
         SearchError::RangeWithoutEnd { .. } => {
-            details.push(
-                "the TO text must occur after the start of each range; check it against the file"
-                    .to_string(),
-            );
+            details.push(format!(
+                "{} must occur after the start of each range; check it against the file",
+                options.vocab.range_end
+            ));
         }
         SearchError::AmbiguousWhitespace { lines } => {
             *typed = Found::lines(&lines);
@@ -745,14 +801,18 @@ fn edit_lines<F: Files>(
     found: &mut Found,
 ) -> Outcome {
     use super::edit::{EditError, edit};
+    unread_if_too_large(files, path, options)?;
     let Some(existing) = files.read(path)? else {
-        return Err(missing_file(path));
+        return Err(missing_file(files, path, options));
     };
     if !options.allow_placeholders {
         let of = hunks.len();
         for (i, hunk) in hunks.iter().enumerate() {
             if let Some(p) = super::placeholder::elided_in_hunk(hunk, &existing.bytes) {
-                return Err(p.refusal(super::placeholder::Within::Hunk { hunk: i + 1, of }));
+                return Err(p.refusal(
+                    super::placeholder::Within::Hunk { hunk: i + 1, of },
+                    options.vocab,
+                ));
             }
         }
     }

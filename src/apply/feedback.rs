@@ -28,6 +28,10 @@ pub struct Feedback {
     /// The closest region was not looked for: the apply's feedback budget
     /// was spent on earlier failures.
     pub budget_spent: bool,
+    /// How `--match whitespace` would take the pattern, when it would (the
+    /// whole pattern indented by one offset, issue 29): "--match
+    /// whitespace would apply it at lines 2-4: …".
+    pub loose: Option<String>,
 }
 
 /// The time one apply may spend looking for closest regions, all failed
@@ -211,6 +215,7 @@ pub fn feedback(file: &str, pattern: &str, replacement: &str) -> Feedback {
         closest: closest(file, pattern),
         already_present,
         budget_spent: false,
+        loose: None,
     }
 }
 
@@ -268,6 +273,7 @@ pub fn without_search() -> Feedback {
         closest: None,
         already_present: None,
         budget_spent: true,
+        loose: None,
     }
 }
 
@@ -300,7 +306,6 @@ const MAX_PATTERN_LINES: usize = 400;
 fn closest(file: &str, pattern: &str) -> Option<Closest> {
     let file_lines: Vec<&str> = file.split('\n').collect();
     let pat_lines: Vec<&str> = pattern.split('\n').take(MAX_PATTERN_LINES).collect();
-    let pattern = &pat_lines.join("\n");
     let n = pat_lines.len();
     let starts = candidate_starts(&file_lines, &pat_lines);
     // A region that differs only by blank lines: its extent is not the
@@ -324,15 +329,37 @@ fn closest(file: &str, pattern: &str) -> Option<Closest> {
         return None;
     }
     let end = (start + n).min(file_lines.len());
+    let aligned = &file_lines[start..end];
+    // The region is as long as the pattern; where the pattern has a line
+    // the file does not, the file's lines past what matches are not part
+    // of it (nor shown as added).
+    let differences = differences(&pat_lines, aligned, start as u32 + 1);
+    let (start, end) = trimmed(&pat_lines, aligned, start);
     let region = &file_lines[start..end];
     Some(Closest {
         start_line: start as u32 + 1,
         end_line: end as u32,
         similarity,
-        differences: differences(&pat_lines, region, start as u32 + 1),
-        diff: compact_diff(pattern, &region.join("\n"), start as u32 + 1),
+        differences,
+        diff: compact_diff(&pat_lines, region, start as u32 + 1),
         text: region.join("\n"),
     })
+}
+
+/// `region` (from line index `start`) without the lines at either end
+/// that only the file has (pure insertions before the first or after the
+/// last line the pattern shares or changes), as a range of file lines.
+fn trimmed(pattern: &[&str], region: &[&str], start: usize) -> (usize, usize) {
+    let diff = similar::capture_diff_slices(similar::Algorithm::Myers, pattern, region);
+    let kept = |op: &similar::DiffOp| !matches!(op, similar::DiffOp::Insert { .. });
+    let (Some(first), Some(last)) = (diff.iter().position(kept), diff.iter().rposition(kept))
+    else {
+        return (start, start + region.len());
+    };
+    let from = diff[first].new_range().start;
+    let to = diff[last].new_range().end;
+    // A change at the region's edge keeps its own lines.
+    (start + from.min(to), start + to.max(from))
 }
 
 /// The region at `start` when it equals the pattern but for blank lines
@@ -364,13 +391,12 @@ fn blank_line_miss(file: &[&str], pattern: &[&str], start: usize) -> Option<Clos
     }
     let region = &file[start..j];
     let same = pattern.len().min(region.len()) - differences.len().min(region.len());
-    let pattern_text = pattern.join("\n");
     Some(Closest {
         start_line: start as u32 + 1,
         end_line: j as u32,
         similarity: same as f32 / pattern.len().max(region.len()) as f32,
         differences,
-        diff: compact_diff(&pattern_text, &region.join("\n"), start as u32 + 1),
+        diff: compact_diff(pattern, region, start as u32 + 1),
         text: region.join("\n"),
     })
 }
@@ -543,11 +569,13 @@ fn leading(line: &str) -> &str {
 
 /// Changed lines of pattern vs region, `-` for the pattern, `+` for the
 /// file with its line number; tabs and trailing spaces made visible.
-fn compact_diff(pattern: &str, region: &str, first_line: u32) -> Vec<String> {
-    let diff = similar::TextDiff::from_lines(pattern, region);
+fn compact_diff(pattern: &[&str], region: &[&str], first_line: u32) -> Vec<String> {
+    // Lines against lines: as text, the pattern's last line (no line end)
+    // would never equal the same line of the file (with one).
+    let diff = similar::TextDiff::from_slices(pattern, region);
     let mut out = Vec::new();
     for change in diff.iter_all_changes() {
-        let line = change.value().trim_end_matches('\n');
+        let line = change.value();
         let shown = visible(line);
         let entry = match change.tag() {
             similar::ChangeTag::Equal => continue,
@@ -586,7 +614,7 @@ impl Feedback {
         let mut out = Vec::new();
         if self.budget_spent {
             out.push(format!(
-                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed SEARCHes; read the file again and copy the lines exactly",
+                "no closest region was looked for: this apply spent its feedback time ({} s) on earlier failed edits; read the file again and copy the lines exactly",
                 BUDGET.as_secs()
             ));
             return out;
@@ -624,6 +652,7 @@ impl Feedback {
                 "no region of the file resembles your pattern: check the file name, or read the file again before editing it".to_string(),
             ),
         }
+        out.extend(self.loose.clone());
         out
     }
 

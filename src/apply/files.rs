@@ -113,6 +113,14 @@ pub trait Files {
     /// link at the path or at any parent is an error, as is a directory.
     fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError>;
 
+    /// The size in bytes of what [`Files::read`] would give, with the same
+    /// errors, without reading the file where the store can tell (an
+    /// object's header, a file's metadata): an edit of a file over
+    /// `clada.maxFileSize` is refused before it is read.
+    fn size(&self, path: &RepoPath) -> Result<Option<u64>, FilesError> {
+        Ok(self.read(path)?.map(|f| f.bytes.len() as u64))
+    }
+
     /// Creates or replaces the regular file at `path` (parents as needed).
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError>;
 

@@ -29,5 +29,6 @@ pub mod paths;
 pub mod placeholder;
 pub mod read;
 pub mod search;
+pub mod suggest;
 pub mod text;
 pub mod write;

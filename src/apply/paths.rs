@@ -22,6 +22,17 @@ fn not_found(path: &RepoPath, what: &str) -> Failure {
     }
 }
 
+/// [`not_found`] for the path a reply names, with the closest existing
+/// paths.
+fn missing<F: Files>(files: &F, path: &RepoPath, what: &str) -> Failure {
+    let mut failure = not_found(path, what);
+    let closest = super::suggest::closest(files, path);
+    if let Some(hint) = super::suggest::did_you_mean(&closest) {
+        failure.details.insert(0, hint);
+    }
+    failure
+}
+
 /// Everything below `dir` that is not a directory, and the directories,
 /// deepest first; a submodule or special file below it is an error.
 fn contents<F: Files>(files: &F, dir: &RepoPath) -> Result<(Vec<String>, Vec<String>), Failure> {
@@ -68,7 +79,7 @@ pub fn delete<F: Files>(files: &mut F, path: &RepoPath, recursive: bool) -> Outc
 
 fn delete_now<F: Files>(files: &mut F, path: &RepoPath, recursive: bool) -> Outcome {
     match files.entry(path)? {
-        None => Err(not_found(path, "delete")),
+        None => Err(missing(files, path, "delete")),
         Some(Entry::File | Entry::Link) => {
             files.remove(path)?;
             Ok(("deleted".to_string(), Vec::new()))
@@ -119,11 +130,18 @@ pub fn move_path<F: Files>(
     from: &RepoPath,
     to: &RepoPath,
     overwrite: bool,
+    vocab: &crate::vocab::Vocab,
 ) -> Outcome {
-    whole(files, |files| move_now(files, from, to, overwrite))
+    whole(files, |files| move_now(files, from, to, overwrite, vocab))
 }
 
-fn move_now<F: Files>(files: &mut F, from: &RepoPath, to: &RepoPath, overwrite: bool) -> Outcome {
+fn move_now<F: Files>(
+    files: &mut F,
+    from: &RepoPath,
+    to: &RepoPath,
+    overwrite: bool,
+    vocab: &crate::vocab::Vocab,
+) -> Outcome {
     if from == to {
         return Ok((
             "nothing to do: the two paths are the same".to_string(),
@@ -144,15 +162,14 @@ fn move_now<F: Files>(files: &mut F, from: &RepoPath, to: &RepoPath, overwrite: 
         message: format!("{to} {why}; nothing was moved"),
         details: vec![format!(
             "choose another target, or delete {to} first{}",
-            if why.contains("directory") {
-                ""
-            } else {
-                " (JSON: \"overwrite\": true replaces a file)"
+            match vocab.move_overwrite {
+                Some(how) if !why.contains("directory") => format!(" ({how})"),
+                _ => String::new(),
             }
         )],
     };
     match (source, target) {
-        (None, _) => Err(not_found(from, "move")),
+        (None, _) => Err(missing(files, from, "move")),
         (_, Some(Entry::Dir)) => Err(exists("is a directory".to_string())),
         (Some(Entry::Dir), Some(_)) => Err(exists("exists".to_string())),
         (_, Some(Entry::Link)) => Err(FilesError::Symlink {

@@ -53,20 +53,25 @@ pub enum Within {
 impl Placeholder {
     /// The `placeholder_detected` failure: where the placeholder is, what
     /// it would delete, and how to send the edit instead.
-    pub fn refusal(&self, within: Within) -> Failure {
+    /// `vocab`: the reply's syntax's words, for the way to send it instead.
+    pub fn refusal(&self, within: Within, vocab: &crate::vocab::Vocab) -> Failure {
         let lines = super::exec::plural(self.removed, "line");
         let (whose, what, why, instead) = match within {
             Within::Write => (
                 "your content".to_string(),
                 format!("where the file loses {lines}"),
-                "WRITE replaces the whole file, so the left-out code would be deleted",
-                "send the complete file, or change only the part that differs with SEARCH/REPLACE",
+                "the content replaces the whole file, so the left-out code would be deleted",
+                format!(
+                    "send the complete file, or change only the part that differs with {}",
+                    vocab.edit
+                ),
             ),
             Within::Search => (
                 "your replacement".to_string(),
                 format!("where the replacement drops {lines} of what the pattern matches"),
                 "the matched text is replaced by exactly the replacement, so the left-out code would be deleted",
-                "write the replacement in full, or make the pattern cover only the lines that change",
+                "write the replacement in full, or make the pattern cover only the lines that change"
+                    .to_string(),
             ),
             Within::Hunk { hunk, of } => (
                 if of == 1 {
@@ -76,7 +81,8 @@ impl Placeholder {
                 },
                 format!("where the edit removes {lines}"),
                 "the lines found are replaced by exactly the new lines, so the left-out code would be deleted",
-                "write the new lines in full, or make the lines to find cover only the lines that change",
+                "write the new lines in full, or make the lines to find cover only the lines that change"
+                    .to_string(),
             ),
         };
         Failure {
@@ -87,7 +93,7 @@ impl Placeholder {
             ),
             details: vec![
                 why.to_string(),
-                instead.to_string(),
+                instead,
                 "if the line really belongs in the file, apply again with --allow-placeholders"
                     .to_string(),
             ],

@@ -46,7 +46,9 @@ pub struct Replaced {
 /// Why a SEARCH failed; each says what was expected and what was found.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SearchError {
-    #[error("binary_file: the file contains NUL bytes; SEARCH edits text files only")]
+    #[error(
+        "binary_file: the file contains NUL bytes; only text files are edited by matching text"
+    )]
     Binary,
     #[error("match_count_mismatch: found {}, expected {}", matches_text(.found.len()), expected_text(.expected))]
     Count {
@@ -57,7 +59,7 @@ pub enum SearchError {
         feedback: Option<Box<Feedback>>,
     },
     #[error(
-        "match_count_mismatch: the range starting at line {line} has no end: the TO text does not occur after it"
+        "match_count_mismatch: the range starting at line {line} has no end: its end text does not occur after it"
     )]
     RangeWithoutEnd { line: u32 },
     #[error(
@@ -101,7 +103,7 @@ fn matches_text(n: usize) -> String {
 
 fn expected_text(count: &Count) -> String {
     match count {
-        Count::All => "at least 1 (count=\"all\")".to_string(),
+        Count::All => "at least 1 (every match is replaced)".to_string(),
         Count::Exactly(n) => n.to_string(),
     }
 }
@@ -177,7 +179,7 @@ pub fn search_within(
         && unique_wanted
     {
         match whitespace_match(&text, search) {
-            Ok(Some(done)) => return Ok(done),
+            Ok(Some((done, _))) => return Ok(done),
             Ok(None) => {}
             Err(lines) => return Err(SearchError::AmbiguousWhitespace { lines }),
         }
@@ -187,7 +189,20 @@ pub fn search_within(
             return Box::new(super::feedback::without_search());
         }
         let norm = String::from_utf8_lossy(text.norm());
-        Box::new(feedback(&norm, search.pattern, search.replacement))
+        let mut fb = feedback(&norm, search.pattern, search.replacement);
+        // The whole pattern indented by one offset (a method copied
+        // without its class's indentation): what `--match whitespace`,
+        // which takes it as an EDIT takes an aider block, would do.
+        if search.mode == MatchMode::Exact && search.to.is_none() && unique_wanted {
+            let loose = Search {
+                mode: MatchMode::Whitespace,
+                ..*search
+            };
+            if let Ok(Some((_, found))) = whitespace_match(&text, &loose) {
+                fb.loose = Some(format!("--match whitespace would apply it at {found}"));
+            }
+        }
+        Box::new(fb)
     });
     Err(SearchError::Count {
         expected: search.count,
@@ -276,9 +291,13 @@ fn find(hay: &[u8], pattern: &[u8], to: Option<&[u8]>) -> Result<Vec<Range<usize
 /// Replaces those whole lines with the replacement: lines it keeps as the
 /// file has them, the others re-indented by the same shift (edit.rs's
 /// [`super::edit::whitespace_lines`], the rule every syntax's loose step
-/// follows). `Err`: the first line of every candidate, when there is more
+/// follows), and says where and how it matched ("lines 2-4: matched only
+/// with …"). `Err`: the first line of every candidate, when there is more
 /// than one.
-fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Replaced>, Vec<u32>> {
+fn whitespace_match(
+    text: &Text<'_>,
+    search: &Search<'_>,
+) -> Result<Option<(Replaced, String)>, Vec<u32>> {
     use super::edit::{Loose, whitespace_lines};
     let Ok(norm) = std::str::from_utf8(text.norm()) else {
         return Ok(None);
@@ -332,12 +351,15 @@ fn whitespace_match(text: &Text<'_>, search: &Search<'_>) -> Result<Option<Repla
     } else {
         format!("lines {}-{}", s + 1, s + n)
     };
-    let note = format!("--match whitespace at {at}: {how}");
-    Ok(Some(Replaced {
-        bytes: text.splice(&[(start..end, text.with_file_endings(&new))]),
-        lines: vec![s as u32 + 1],
-        whitespace_note: Some(note),
-    }))
+    let found = format!("{at}: {how}");
+    Ok(Some((
+        Replaced {
+            bytes: text.splice(&[(start..end, text.with_file_endings(&new))]),
+            lines: vec![s as u32 + 1],
+            whitespace_note: Some(format!("--match whitespace at {found}")),
+        },
+        found,
+    )))
 }
 
 #[cfg(test)]

@@ -40,8 +40,8 @@ pub struct ParseArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// The reply's syntax: auto, csl, cml or json [default: auto, or git config clada.syntax]
-    #[arg(long, value_name = "NAME")]
+    /// The reply's syntax [default: auto, or git config clada.syntax]
+    #[arg(long, value_name = "NAME", value_parser = super::apply::syntax_names(true))]
     pub syntax: Option<String>,
 
     #[command(flatten)]

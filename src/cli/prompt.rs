@@ -39,7 +39,7 @@ const PATCH_GUIDE: &str = include_str!("prompt-patch.md");
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
     /// The syntax the model should write (any apply reads) [default: csl]
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::apply::syntax_names(false))]
     pub syntax: Option<String>,
 
     #[command(flatten)]

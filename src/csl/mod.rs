@@ -26,6 +26,7 @@ use std::borrow::Cow;
 
 pub use ast::{Attr, Body, OpKind, Operation, Span, TaskId};
 pub use diagnostic::{Counts, Diagnostic, DiagnosticKind, Severity};
+pub use lexer::marker_name;
 pub use sink::Diagnostics;
 
 /// The marker delimiters, `<---` and `--->` unless configured otherwise.

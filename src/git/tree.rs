@@ -442,22 +442,24 @@ impl Changed {
     }
 }
 
-impl Files for TreeFiles<'_> {
-    type Checkpoint = (
-        ObjectId,
-        BTreeMap<String, Option<FileData>>,
-        BTreeSet<String>,
-        BTreeSet<String>,
-    );
+/// Where the file a read asks for is: written by this apply, or a blob of
+/// the pre tree.
+enum At<'d> {
+    Data(&'d FileData),
+    Blob(ObjectId, bool),
+}
 
-    fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+impl TreeFiles<'_> {
+    /// The regular file at `path` as [`Files::read`] finds it, with its
+    /// errors (links, directories, submodules, ignored paths), unread.
+    fn at(&self, path: &RepoPath) -> Result<Option<At<'_>>, FilesError> {
         if self.links.contains(path.as_str()) {
             return Err(FilesError::Symlink {
                 path: path.to_string(),
             });
         }
         match self.changes.get(path.as_str()) {
-            Some(Some(data)) => return Ok(Some(data.clone())),
+            Some(Some(data)) => return Ok(Some(At::Data(data))),
             Some(None) if !self.has_pending_children(path.as_str()) => return Ok(None),
             _ => {}
         }
@@ -477,12 +479,43 @@ impl Files for TreeFiles<'_> {
             Found::Link => Err(FilesError::Symlink {
                 path: path.to_string(),
             }),
-            Found::File(id, executable) => {
-                let blob = self.repo.find_blob(id).map_err(Self::store)?;
+            Found::File(id, executable) => Ok(Some(At::Blob(id, executable))),
+        }
+    }
+}
+
+impl Files for TreeFiles<'_> {
+    type Checkpoint = (
+        ObjectId,
+        BTreeMap<String, Option<FileData>>,
+        BTreeSet<String>,
+        BTreeSet<String>,
+    );
+
+    fn read(&self, path: &RepoPath) -> Result<Option<FileData>, FilesError> {
+        match self.at(path)? {
+            None => Ok(None),
+            Some(At::Data(data)) => Ok(Some(data.clone())),
+            Some(At::Blob(id, executable)) => {
+                // The object's own buffer, not a copy of it: a file near
+                // the size limit would otherwise be held twice.
+                let mut blob = self.repo.find_blob(id).map_err(Self::store)?;
                 Ok(Some(FileData {
-                    bytes: blob.data.clone(),
+                    bytes: blob.take_data(),
                     executable,
                 }))
+            }
+        }
+    }
+
+    fn size(&self, path: &RepoPath) -> Result<Option<u64>, FilesError> {
+        match self.at(path)? {
+            None => Ok(None),
+            Some(At::Data(data)) => Ok(Some(data.bytes.len() as u64)),
+            // The header alone: a pack entry's or a loose object's first
+            // bytes, never the content.
+            Some(At::Blob(id, _)) => {
+                Ok(Some(self.repo.find_header(id).map_err(Self::store)?.size()))
             }
         }
     }

@@ -70,6 +70,10 @@ impl Files for GitWorkspace<'_> {
         self.files.read(path)
     }
 
+    fn size(&self, path: &RepoPath) -> Result<Option<u64>, FilesError> {
+        self.files.size(path)
+    }
+
     fn write(&mut self, path: &RepoPath, data: FileData) -> Result<(), FilesError> {
         self.files.write(path, data)
     }

@@ -74,6 +74,10 @@ fn cancelled(line: &str, what: &str) -> RunFailure {
 /// Lines of output quoted in an `exec_failed` report.
 const TAIL_LINES: usize = 20;
 
+/// The detail line before the output's last lines in a failure's details
+/// (a report that printed the output already leaves them out).
+pub const TAIL_HEADING: &str = "last lines of its output:";
+
 /// Asks the user whether to run a command line.
 pub type Ask<'a> = Box<dyn FnMut(&str) -> Answer + 'a>;
 
@@ -352,7 +356,7 @@ fn tail_details(ran: &spawn::Ran) -> Vec<String> {
     if tail.trim().is_empty() {
         return vec!["(it printed nothing)".to_string()];
     }
-    let mut details = vec![format!("last lines of its output:")];
+    let mut details = vec![TAIL_HEADING.to_string()];
     details.extend(tail.lines().map(|l| format!("| {l}")));
     details
 }

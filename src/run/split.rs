@@ -27,7 +27,7 @@ pub enum SplitError {
         why: String,
     },
     #[error(
-        "line {line}: `{operator}` is a shell operator, and RUN uses no shell: put one command per line instead (for pipes and redirection, write a script file with WRITE and run it)"
+        "line {line}: `{operator}` is a shell operator, and RUN uses no shell: put one command per line instead (for pipes and redirection, write a script file and run it)"
     )]
     Operator { line: u32, operator: String },
     #[error(

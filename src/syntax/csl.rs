@@ -46,13 +46,15 @@ fn draft<'a>(reply: &Reply<'a>, op: &Operation<'a>, delims: &Delimiters) -> Draf
     // is how a forgotten END corrupts it (csl.md §6).
     if let Some(line) = op.starts_another {
         let why = kept.reason(line, DiagnosticKind::MarkerInContent, || {
+            // Said at the line where the other operation starts, that
+            // line first, in one sentence.
             format!(
-                "did you forget {s}END{e} above line {line}? Line {line} starts another operation, but as written it is part of this one's text, so nothing of it was applied; to write such a line on purpose, use other delimiters (--start-delimiter and --end-delimiter, or git config clada.startDelimiter / clada.endDelimiter)",
+                "line {line}: another operation starts inside this one's text, so neither was applied: did you forget {s}END{e} above it? (to keep such a line as text, use other delimiters)",
                 s = delims.start,
                 e = delims.end,
             )
         });
-        invalid.push((op.line, why));
+        invalid.push((line, why));
     }
     // An empty value is already "Missing required attribute".
     let file = || {

@@ -143,7 +143,7 @@ impl<'t> Reader<'t> {
                 self.fatal(
                     offset.min(self.text.len()),
                     DiagnosticKind::MalformedJson,
-                    format!("the JSON does not parse: {e}"),
+                    format!("the JSON does not parse: {}", without_position(&e)),
                     "check the quotes, commas and brackets near this point; strings need \\n for line breaks and \\\" for quotes",
                 );
                 return Vec::new();
@@ -1259,6 +1259,18 @@ fn hunks_of(value: Option<&Value>) -> Result<Vec<crate::plan::Hunk>, String> {
             })
         })
         .collect()
+}
+
+/// serde_json's message without its ` at line L column C`: it counts in
+/// the document, which inside a fence is not the reply's line; the
+/// diagnostic's own position (in the reply) places it.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&at) {
+        Some(message) => message.to_string(),
+        None => text,
+    }
 }
 
 #[cfg(test)]

@@ -90,6 +90,33 @@ impl Syntax {
         }
     }
 
+    /// Its words for what a hint asks a reply to write.
+    pub fn vocab(self) -> &'static crate::vocab::Vocab {
+        use crate::vocab;
+        match self {
+            Syntax::Csl => &vocab::CSL,
+            Syntax::Cml => &vocab::CML,
+            Syntax::Sham => &vocab::SHAM,
+            Syntax::Telt => &vocab::TELT,
+            Syntax::Replacer => &vocab::REPLACER,
+            Syntax::Aider => &vocab::AIDER,
+            Syntax::Patch => &vocab::PATCH,
+            Syntax::Diff => &vocab::DIFF,
+            Syntax::Json => &vocab::JSON,
+        }
+    }
+
+    /// Its title after "a" or "an": "an apply_patch", "a unified diff".
+    pub fn with_article(self) -> String {
+        let title = self.title();
+        let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {title}")
+    }
+
     pub fn from_name(name: &str) -> Option<Syntax> {
         Syntax::ALL.into_iter().find(|s| s.name() == name)
     }
@@ -164,16 +191,7 @@ impl Dropped {
     /// What it is, for the report: "a SHAM block".
     pub fn what(&self) -> String {
         match self.why {
-            Why::Foreign { block, .. } => {
-                let title = block.title();
-                // "an apply_patch block", "a unified diff block".
-                let article = if title.starts_with(['a', 'e', 'i', 'o', 'A', 'E', 'I', 'O']) {
-                    "an"
-                } else {
-                    "a"
-                };
-                format!("{article} {title} block")
-            }
+            Why::Foreign { block, .. } => format!("{} block", block.with_article()),
             Why::IndentedOpener(syntax) => format!("an indented {} block", syntax.title()),
             Why::IndentedMarker => format!("an indented {} marker", self.kind.name()),
             Why::SectionOutsidePatch => "a file section outside a patch".to_string(),
@@ -357,7 +375,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     for block in foreign {
         let dropped = Dropped {
             line: block.line,
-            kind: OpKind::Tasks,
+            kind: foreign_kind(text, &block, delims),
             why: Why::Foreign {
                 block: block.syntax,
                 reply: syntax,
@@ -368,7 +386,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
             &parsed.source,
             block.line,
             DiagnosticKind::ForeignBlock,
-            format!("{what} in a {} reply is not applied", syntax.title()),
+            format!("{what} in {} reply is not applied", syntax.with_article()),
             Some(format!(
                 "write every operation of one reply in one syntax; send this one again as {}, or apply it on its own (--syntax {})",
                 syntax.title(),
@@ -380,6 +398,20 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
     parsed.dropped.sort_by_key(|d| d.line);
     parsed.diagnostics.finish();
     parsed
+}
+
+/// The operation a block of another syntax would have been, for its SKIP
+/// line: a CSL block's marker names it (`<---WRITE …` is a WRITE); a
+/// block of the other syntaxes may hold several, so it is a TASKS.
+fn foreign_kind(text: &str, block: &detect::Block, delims: &Delimiters) -> OpKind {
+    if block.syntax != Syntax::Csl {
+        return OpKind::Tasks;
+    }
+    let start = line_start(text, block.line);
+    let line = text[start..].lines().next().unwrap_or("");
+    crate::csl::marker_name(line, delims)
+        .and_then(|(name, _)| OpKind::CSL.into_iter().find(|k| k.name() == name))
+        .unwrap_or(OpKind::Tasks)
 }
 
 /// A CSL reply; `plan`: with its drafts.

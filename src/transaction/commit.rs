@@ -90,7 +90,9 @@ pub(super) fn commit_and_advance(
     fault::point("post-committed");
     timings.mark("post commit");
     let refused = match verified {
-        Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
+        // The counts are the reply's tasks on the result, not what was
+        // applied: said as such, they cannot read as a contradiction.
+        Some(v) if !v.passed => Some(format!("{}; the reply's tasks ran ({tally})", v.message)),
         _ if settings.atomic && !tally.all_succeeded() => {
             Some("a task failed and --atomic is set".to_string())
         }
@@ -102,7 +104,7 @@ pub(super) fn commit_and_advance(
         let mut o = Applied::new(
             Ending::Rejected,
             format!(
-                "not applied: {why}; the branch was not moved. The result is kept at {name} (inspect it with: git show {name})"
+                "not applied: {why}; the branch was not moved. The result is kept at {name} (inspect it with: git clada show {name})"
             ),
         );
         o.rejected_ref = Some(name);

@@ -28,6 +28,7 @@ pub fn apply_in_dir(
     let started = Instant::now();
     let mut exec = settings.exec;
     exec.feedback_until = Some(started + crate::apply::feedback::BUDGET);
+    exec.vocab = parsed.syntax.vocab();
     let mut files = DirFiles::new(root);
     let tasks = tasks_of(parsed, allow_escape, Some(root));
     let approvals = if tasks.iter().any(crate::plan::Task::runs_commands) {
@@ -67,7 +68,7 @@ pub fn apply_in_dir(
             Applied::new(
                 Ending::Rejected,
                 format!(
-                    "not applied: a task or the verification failed and --atomic is set; every file change was undone ({tally})"
+                    "not applied: a task or the verification failed and --atomic is set; every file change was undone; the reply's tasks ran ({tally})"
                 ),
             )
         }
@@ -88,7 +89,16 @@ pub fn apply_in_dir(
                 // succeeded did stays on disk.
                 _ => Applied::new(
                     Ending::by_tally(tally, tally.succeeded > 0 || !parsed.dropped.is_empty()),
-                    format!("applied in {} without git ({tally})", root.display()),
+                    // "applied" only where some task was.
+                    format!(
+                        "{} in {} without git ({tally})",
+                        if tally.succeeded > 0 {
+                            "applied"
+                        } else {
+                            "nothing applied"
+                        },
+                        root.display()
+                    ),
                 ),
             }
         }

@@ -470,6 +470,7 @@ pub fn apply(
     let team = repo.file_in_tree(snapshot.tree, TEAM_CONFIG)?;
     let mut settings = settings(team.as_deref())?;
     settings.exec.feedback_until = Some(timings.start + crate::apply::feedback::BUDGET);
+    settings.exec.vocab = parsed.syntax.vocab();
 
     let pre = if snapshot.tree == base_tree && snapshot.index.is_none() {
         base
@@ -562,10 +563,10 @@ pub fn apply(
         // The status the apply would have: a failed verify, or a failed
         // task with --atomic, would leave the branch where it is.
         let refused = match &verified {
-            Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
-            _ if settings.atomic && !tally.all_succeeded() => {
-                Some(format!("a task failed and --atomic is set ({tally})"))
-            }
+            Some(v) if !v.passed => Some(format!("{}; the reply's tasks ran ({tally})", v.message)),
+            _ if settings.atomic && !tally.all_succeeded() => Some(format!(
+                "a task failed and --atomic is set; the reply's tasks ran ({tally})"
+            )),
             _ => None,
         };
         let mut o = match refused {

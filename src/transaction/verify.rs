@@ -15,6 +15,11 @@ pub struct Verified {
     pub message: String,
     pub details: Vec<String>,
     pub output: String,
+    /// How many of the last `details` quote the output's last lines: a
+    /// text report that printed the output (streamed or buffered) leaves
+    /// them out rather than show it twice. JSON keeps them.
+    #[serde(skip)]
+    pub output_tail: usize,
 }
 
 /// Runs the verify command in the workspace's current state.
@@ -23,6 +28,10 @@ pub fn verify<W: Workspace>(command: &str, files: &mut W, runner: &mut Runner<'_
         command: command.to_string(),
         passed: false,
         message: format!("verify_failed: {message}"),
+        output_tail: details
+            .iter()
+            .position(|d| d == crate::run::TAIL_HEADING)
+            .map_or(0, |at| details.len() - at),
         details,
         output,
     };
@@ -46,6 +55,7 @@ pub fn verify<W: Workspace>(command: &str, files: &mut W, runner: &mut Runner<'_
             message: format!("`{command}` passed"),
             details: Vec::new(),
             output,
+            output_tail: 0,
         },
         Some(f) => failed(
             format!("{} ({})", f.message, f.error_type),

@@ -131,3 +131,135 @@ fn git_s_bash_completion_completes_git_clada() {
     // The program itself, as `git-clada …`.
     assert_eq!(complete_in_bash(git_completion, "git-clada ap"), ["apply"]);
 }
+
+/// Every option with a fixed set of values, and its values.
+const FIXED: &[(&str, &[&str])] = &[
+    (
+        "syntax",
+        &[
+            "auto", "csl", "cml", "sham", "telt", "replacer", "aider", "patch", "diff", "json",
+        ],
+    ),
+    ("format", &["text", "json"]),
+    ("color", &["auto", "always", "never"]),
+    ("error-detail", &["minimal", "full", "debug"]),
+    ("match", &["exact", "whitespace"]),
+    ("output-mode", &["stream", "buffer", "silent"]),
+];
+
+/// Each shell's script offers the values of every option with a fixed set
+/// of them wherever the option appears: never file names for `--syntax`.
+#[test]
+fn options_with_fixed_values_complete_them_in_every_shell() {
+    let (bash, zsh, fish) = (script("bash"), script("zsh"), script("fish"));
+    for (option, all) in FIXED {
+        // `prompt --syntax` names a syntax to write, so it has no `auto`
+        // (apply's and parse's have it: the bash test below completes it).
+        let values: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|v| !(*option == "syntax" && *v == "auto"))
+            .collect();
+        // bash: the option's case in each subcommand, up to its `;;`.
+        let case = format!("--{option})");
+        let cases: Vec<&str> = bash
+            .match_indices(&case)
+            .map(|(at, _)| &bash[at..at + bash[at..].find(";;").unwrap()])
+            .collect();
+        assert!(!cases.is_empty(), "bash has no case for --{option}");
+        for case in cases {
+            let words = case
+                .split_once("compgen -W \"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(words, _)| words.split_whitespace().collect::<Vec<_>>())
+                .unwrap_or_else(|| panic!("bash completes --{option} without its values: {case}"));
+            let missing: Vec<&&str> = values.iter().filter(|v| !words.contains(v)).collect();
+            assert!(
+                missing.is_empty(),
+                "bash, --{option}: no {missing:?} in {words:?}"
+            );
+        }
+        // zsh: `'--syntax=[help]:NAME:(auto csl …)'`, or with descriptions
+        // `:FORMAT:((text\:"…" json\:"…"))` over several lines.
+        let spec = format!("'--{option}=[");
+        let specs: Vec<&str> = zsh
+            .match_indices(&spec)
+            .map(|(at, _)| {
+                let rest = &zsh[at + spec.len()..];
+                let end = rest.find("' \\\n").unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .collect();
+        assert!(!specs.is_empty(), "zsh has no spec for --{option}");
+        for spec in specs {
+            let action = &spec[spec.rfind("]:").unwrap()..];
+            for value in &values {
+                assert!(
+                    action.contains(&format!("({value} "))
+                        || action.contains(&format!(" {value} "))
+                        || action.contains(&format!(" {value})"))
+                        || action.contains(&format!("{value}\\:")),
+                    "zsh completes --{option} without {value}: {action}"
+                );
+            }
+        }
+        // fish: `complete … -l syntax … -r -f -a "auto\t'…'` (a `\t`
+        // written out) and the other values on the lines up to the quote.
+        let flag = format!(" -l {option} ");
+        let lines: Vec<&str> = fish
+            .match_indices(&flag)
+            .map(|(at, _)| {
+                let rest = &fish[at..];
+                let a = rest
+                    .find(" -a \"")
+                    .unwrap_or_else(|| panic!("fish completes --{option} without values"));
+                let after = &rest[a + 5..];
+                &after[..after.find("\"\n").unwrap()]
+            })
+            .collect();
+        assert!(!lines.is_empty(), "fish has no line for --{option}");
+        for list in lines {
+            let words: Vec<&str> = list
+                .split(['\n', ' '])
+                .filter_map(|w| w.split("\\t").next())
+                .filter(|w| !w.is_empty() && !w.starts_with('\''))
+                .collect();
+            for value in &values {
+                assert!(
+                    words.contains(value),
+                    "fish completes --{option} without {value}: {list}"
+                );
+            }
+        }
+    }
+}
+
+/// Through git's bash completion, `--syntax <TAB>` lists the syntaxes.
+#[test]
+fn git_s_bash_completion_completes_syntax_names() {
+    let Some(git_completion) = git_bash_completion() else {
+        eprintln!("SKIPPED: no bash completion script of git on this machine");
+        return;
+    };
+    let mut offered = complete_in_bash(git_completion, "git clada apply --syntax ");
+    offered.sort();
+    assert_eq!(
+        offered,
+        [
+            "aider ",
+            "auto ",
+            "cml ",
+            "csl ",
+            "diff ",
+            "json ",
+            "patch ",
+            "replacer ",
+            "sham ",
+            "telt "
+        ]
+    );
+    assert_eq!(
+        complete_in_bash(git_completion, "git clada prompt --syntax te"),
+        ["telt "]
+    );
+}

@@ -16,6 +16,7 @@ mod completions;
 mod conformance;
 mod fidelity;
 mod help;
+mod hints;
 mod history;
 #[cfg(debug_assertions)]
 mod history_crash;
@@ -23,6 +24,7 @@ mod history_fixture;
 mod history_model;
 mod hook;
 mod http;
+mod limits;
 mod loose;
 mod loose_writes;
 mod mcp;

@@ -169,3 +169,83 @@ fn a_trailing_slash_or_a_space_in_the_root_is_said_right() {
         "{line}"
     );
 }
+
+/// Stands in for `cargo install --locked [--root ROOT] --path DIR` as
+/// cargo decides the root: ROOT, else $CARGO_INSTALL_ROOT, else
+/// $CARGO_HOME, else ~/.cargo.
+const FAKE_CARGO_ANY_ROOT: &str = r#"#!/usr/bin/env bash
+set -eu
+[[ $1 == install && $2 == --locked ]] || { echo "fake cargo: unexpected call: $*" >&2; exit 3; }
+root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
+if [[ $3 == --root ]]; then root=$4; fi
+mkdir -p "$root/bin"
+cp "$CLADA_TEST_BIN" "$root/bin/git-clada"
+"#;
+
+/// README's "Install only" commands, run as written (in the checkout, a
+/// stand-in cargo): the manual lands beside the binary wherever cargo puts
+/// it, not in a hard-coded ~/.cargo.
+#[test]
+fn readme_install_only_puts_the_man_page_beside_the_binary() {
+    let readme = include_str!("../../README.md");
+    let section = &readme[readme.find("### Install only").expect("the section")..];
+    let block = section
+        .split_once("```sh\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("its sh block")
+        .0;
+    let dir = scratch();
+    let t = dir.path();
+    let fake = t.join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(fake.join("cargo"), FAKE_CARGO_ANY_ROOT).unwrap();
+    std::fs::set_permissions(
+        fake.join("cargo"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut path = vec![fake];
+    path.extend(path_without_clada());
+    for (var, prefix) in [
+        (Some("CARGO_INSTALL_ROOT"), t.join("root")),
+        (Some("CARGO_HOME"), t.join("cargo-home")),
+        (None, t.join(".cargo")),
+    ] {
+        let mut cmd = Command::new("bash");
+        cmd.args(["-euc", block])
+            .env_clear()
+            .env("PATH", std::env::join_paths(&path).unwrap())
+            .env("HOME", t)
+            .env("CLADA_TEST_BIN", env!("CARGO_BIN_EXE_git-clada"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if let Some(var) = var {
+            cmd.env(var, &prefix);
+        }
+        let out = cmd.output().expect("run bash");
+        assert!(
+            out.status.success(),
+            "{block}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_installed_under(&prefix);
+    }
+}
+
+/// What `cargo install` builds is lean (no debug info, stripped: 13 MB
+/// against 77 MB with line tables, issue 29), and a profile with symbols
+/// is kept for profilers, with release's optimisations.
+#[test]
+fn the_release_profile_is_stripped_and_profiling_keeps_symbols() {
+    let manifest: toml::Table = include_str!("../../Cargo.toml").parse().unwrap();
+    let profile = &manifest["profile"];
+    let release = &profile["release"];
+    assert_eq!(release.get("strip"), Some(&toml::Value::Boolean(true)));
+    assert_eq!(release.get("debug"), Some(&toml::Value::Boolean(false)));
+    let profiling = &profile["profiling"];
+    assert_eq!(profiling["inherits"].as_str(), Some("release"));
+    assert_eq!(profiling["strip"], toml::Value::Boolean(false));
+    assert_eq!(profiling["debug"].as_str(), Some("line-tables-only"));
+    for key in ["opt-level", "lto", "codegen-units", "panic"] {
+        assert_eq!(profiling.get(key), release.get(key), "{key}");
+    }
+}

@@ -170,12 +170,23 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "CMD")]
     pub verify: Option<String>,
 
-    /// The reply's syntax: auto, csl, cml or json [default: auto, or git config clada.syntax]
-    #[arg(long, value_name = "NAME")]
+    /// The reply's syntax [default: auto, or git config clada.syntax]
+    #[arg(long, value_name = "NAME", value_parser = syntax_names(true))]
     pub syntax: Option<String>,
 
     #[command(flatten)]
     pub delimiters: super::settings::DelimiterArgs,
+}
+
+/// `--syntax`'s values (with `auto`: `auto` first), for its help and the
+/// shell completions. The flag stays a name, read by [`syntax_choice`] as
+/// git config `clada.syntax` is.
+pub(crate) fn syntax_names(auto: bool) -> clap::builder::PossibleValuesParser {
+    let auto = auto.then_some("auto");
+    clap::builder::PossibleValuesParser::new(
+        auto.into_iter()
+            .chain(syntax::Syntax::ALL.map(syntax::Syntax::name)),
+    )
 }
 
 fn flag(on: bool) -> Option<bool> {
@@ -271,6 +282,8 @@ pub(crate) fn resolve(
                 .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
             // Set when the transaction starts.
             feedback_until: None,
+            // The reply's syntax's, set by the transaction.
+            vocab: &crate::vocab::CSL,
         },
         run,
     };

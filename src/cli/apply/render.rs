@@ -214,7 +214,15 @@ pub(crate) fn render(
             Painted(palette.bad, "FAILED")
         };
         writeln!(w, "[verify] {status}: {} - {}", v.command, v.message)?;
-        for detail in &v.details {
+        // The output's last lines again, under output just printed line
+        // by line (streamed, or buffered above), would say it twice.
+        let shown = (streamed || buffered) && !v.output.is_empty();
+        let keep = if shown {
+            v.details.len() - v.output_tail
+        } else {
+            v.details.len()
+        };
+        for detail in &v.details[..keep] {
             writeln!(w, "    {detail}")?;
         }
     }
