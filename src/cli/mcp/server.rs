@@ -162,6 +162,101 @@ fn arguments<P: serde::de::DeserializeOwned>(
         .map_err(|e| ErrorData::invalid_params(format!("{}: arguments: {e}", request.name), None))
 }
 
+/// A tool call, its arguments read.
+enum Call {
+    Apply(tools::ApplyParams),
+    Check(tools::CheckParams),
+    Read(tools::ReadParams),
+    Status,
+    Log(tools::LogParams),
+    Show(tools::ShowParams),
+    Undo(tools::UndoParams),
+    Redo,
+}
+
+impl Call {
+    fn read(request: &CallToolRequestParams) -> Result<Call, ErrorData> {
+        Ok(match request.name.as_ref() {
+            "apply" => Call::Apply(arguments(request)?),
+            "check" => Call::Check(arguments(request)?),
+            "read" => Call::Read(arguments(request)?),
+            "status" => arguments::<tools::NoParams>(request).map(|_| Call::Status)?,
+            "log" => Call::Log(arguments(request)?),
+            "show" => Call::Show(arguments(request)?),
+            "undo" => Call::Undo(arguments(request)?),
+            "redo" => arguments::<tools::NoParams>(request).map(|_| Call::Redo)?,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: the tools are apply, check, read, status, log, show, undo, redo"
+                    ),
+                    None,
+                ));
+            }
+        })
+    }
+}
+
+/// What an apply hears from the client, made on the blocking thread that
+/// runs it (the hooks need not be Send): the cancellation flag, the last
+/// line of command output (for progress), and the question about a
+/// command that is not approved when the client can ask.
+fn caller_for(
+    peer: &Peer<RoleServer>,
+    cancel: &Cancel,
+    last_line: &Arc<Mutex<String>>,
+) -> impl FnOnce() -> Caller + Send + 'static {
+    let (peer, cancel, last_line) = (peer.clone(), cancel.clone(), Arc::clone(last_line));
+    let handle = tokio::runtime::Handle::current();
+    move || {
+        let mut caller = Caller {
+            cancel: Some(cancel),
+            ..Caller::default()
+        };
+        caller.on_line = Some(Box::new(move |label: &str, line: &str| {
+            *last_line.lock().unwrap_or_else(|e| e.into_inner()) = format!("[{label}] {line}");
+        }));
+        if can_ask(&peer) {
+            caller.ask = Some(Box::new(move |line: &str| {
+                // A question that could not be asked is not a yes; the
+                // reason is on stderr.
+                ask_client(&peer, &handle, "a command from the reply", line).unwrap_or(Answer::No)
+            }));
+        }
+        caller
+    }
+}
+
+/// Sends `notifications/progress` for a call once a second, after its
+/// first second (as the terminal's progress line): the seconds so far and
+/// the last line of command output. Ends when the client stops listening
+/// or the call's task aborts it.
+async fn report_progress(
+    peer: Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+    tool: String,
+    last_line: Arc<Mutex<String>>,
+) {
+    let started = Instant::now();
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::now() + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    loop {
+        tick.tick().await;
+        let line = last_line.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let secs = started.elapsed().as_secs_f64().floor();
+        let mut message = format!("{tool}: running for {secs:.0} s");
+        if !line.is_empty() {
+            message.push_str(&format!("; last output: {line}"));
+        }
+        let note = ProgressNotificationParam::new(token.clone(), secs).with_message(message);
+        if peer.notify_progress(note).await.is_err() {
+            break;
+        }
+    }
+}
+
 impl Server {
     /// The repository, checked against the client's roots when it has
     /// them: a server serves only a repository inside a root the client
@@ -221,78 +316,25 @@ impl Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<Done, ErrorData> {
-        let name = request.name.to_string();
         // Arguments first: a malformed call is a protocol error whatever
         // the repository.
-        enum Call {
-            Apply(tools::ApplyParams),
-            Check(tools::CheckParams),
-            Read(tools::ReadParams),
-            Status,
-            Log(tools::LogParams),
-            Show(tools::ShowParams),
-            Undo(tools::UndoParams),
-            Redo,
-        }
-        let call = match name.as_str() {
-            "apply" => Call::Apply(arguments(&request)?),
-            "check" => Call::Check(arguments(&request)?),
-            "read" => Call::Read(arguments(&request)?),
-            "status" => arguments::<tools::NoParams>(&request).map(|_| Call::Status)?,
-            "log" => Call::Log(arguments(&request)?),
-            "show" => Call::Show(arguments(&request)?),
-            "undo" => Call::Undo(arguments(&request)?),
-            "redo" => arguments::<tools::NoParams>(&request).map(|_| Call::Redo)?,
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool {other:?}: the tools are apply, check, read, status, log, show, undo, redo"
-                    ),
-                    None,
-                ));
-            }
-        };
+        let call = Call::read(&request)?;
         if !matches!(call, Call::Check(_))
             && let Err(e) = self.repository(&context.peer).await
         {
             return Ok(Done::failed(&e));
         }
-        let peer = context.peer.clone();
-        let handle = tokio::runtime::Handle::current();
         let cancel = Cancel::default();
         let last_line = Arc::new(Mutex::new(String::new()));
-        // Built on the blocking thread: the hooks need not be Send.
-        let caller = {
-            let (cancel, last_line) = (cancel.clone(), Arc::clone(&last_line));
-            move || {
-                let mut caller = Caller {
-                    cancel: Some(cancel.clone()),
-                    ..Caller::default()
-                };
-                let shown = Arc::clone(&last_line);
-                caller.on_line = Some(Box::new(move |label: &str, line: &str| {
-                    *shown.lock().unwrap_or_else(|e| e.into_inner()) = format!("[{label}] {line}");
-                }));
-                if can_ask(&peer) {
-                    let (peer, handle) = (peer.clone(), handle.clone());
-                    caller.ask = Some(Box::new(move |line: &str| {
-                        ask_client(&peer, &handle, "a command from the reply", line)
-                            .unwrap_or(Answer::No)
-                    }));
-                }
-                caller
-            }
-        };
         let work: Box<dyn FnOnce() -> Done + Send> = match call {
             Call::Apply(params) => {
                 if let Some(line) = params.verify.clone()
                     && !calls::verify_is_approved(&line)
+                    && let Err(e) = self.approve_verify(&context.peer, &line).await
                 {
-                    match self.approve_verify(&context.peer, &line).await {
-                        Ok(()) => {}
-                        Err(e) => return Ok(Done::failed(&e)),
-                    }
+                    return Ok(Done::failed(&e));
                 }
+                let caller = caller_for(&context.peer, &cancel, &last_line);
                 Box::new(move || calls::apply(params, caller()))
             }
             Call::Check(params) => Box::new(move || calls::check(params)),
@@ -305,35 +347,15 @@ impl Server {
         };
         let running = tokio::task::spawn_blocking(work);
         let progress = context.meta.get_progress_token().map(|token| {
-            let peer = context.peer.clone();
-            let last_line = Arc::clone(&last_line);
-            tokio::spawn(async move {
-                let started = Instant::now();
-                // As on a terminal: only work that takes over a second
-                // says how it goes, then once a second.
-                let mut tick = tokio::time::interval_at(
-                    tokio::time::Instant::now() + Duration::from_secs(1),
-                    Duration::from_secs(1),
-                );
-                loop {
-                    tick.tick().await;
-                    let line = last_line.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    let secs = started.elapsed().as_secs_f64().floor();
-                    let mut message = format!("{name}: running for {secs:.0} s");
-                    if !line.is_empty() {
-                        message.push_str(&format!("; last output: {line}"));
-                    }
-                    let note =
-                        ProgressNotificationParam::new(token.clone(), secs).with_message(message);
-                    if peer.notify_progress(note).await.is_err() {
-                        break;
-                    }
-                }
-            })
+            tokio::spawn(report_progress(
+                context.peer.clone(),
+                token,
+                request.name.to_string(),
+                Arc::clone(&last_line),
+            ))
         });
-        let ct = context.ct.clone();
         let cancelled = {
-            let cancel = cancel.clone();
+            let (ct, cancel) = (context.ct.clone(), cancel.clone());
             tokio::spawn(async move {
                 ct.cancelled().await;
                 cancel.set();
