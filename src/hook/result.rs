@@ -80,8 +80,23 @@ pub fn post_of(note: &[u8]) -> Option<ObjectId> {
 /// The branch a request names (`Clada-Branch` in its notes commit's
 /// message), when it names a valid one.
 pub fn branch_of(message: &[u8]) -> Option<String> {
+    branch_trailer(message).filter(|b| is_branch_name(b))
+}
+
+/// The value of a request's `Clada-Branch` trailer as written, a branch's
+/// name or not: pre-receive refuses a request whose value is not one.
+pub fn branch_trailer(message: &[u8]) -> Option<String> {
     trailer(message, "Clada-Branch")
-        .filter(|b| crate::git::commit::is_valid_ref_name(&format!("refs/heads/{b}")))
+}
+
+/// Whether `name` is one branch's short name: a valid reference name under
+/// `refs/heads/`, and none of the characters that make a pattern or a
+/// list (`*`, `?`, `[`, spaces) nor an option's leading `-`.
+pub fn is_branch_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('-')
+        && !name.contains(['*', '?', '[', '\\', ' ', '\t'])
+        && crate::git::commit::is_valid_ref_name(&format!("refs/heads/{name}"))
 }
 
 /// A result as post-receive prints it for the pusher, in an envelope a
@@ -198,6 +213,26 @@ fn trailer(note: &[u8], key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_branch_trailer_names_one_branch() {
+        for good in ["main", "agents/a-1", "feature/x.y"] {
+            assert!(is_branch_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "agents/*",
+            "main agents/x",
+            "../main",
+            "a..b",
+            "-x",
+            "ma?n",
+            "[ab]",
+            "x.lock",
+        ] {
+            assert!(!is_branch_name(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn trailers_close_the_note_and_only_they_are_read() {

@@ -16,7 +16,7 @@ use super::verify::Verified;
 use super::{Applied, Ending, Error, Settings, Target, Timings};
 
 /// Notes ref the reply of each apply is stored in.
-const REPLY_NOTES: &str = "refs/notes/clada";
+use super::REPLY_NOTES;
 
 /// A worktree update a crash cut short is finished before anything else.
 /// Returns what to tell the user.

@@ -41,6 +41,9 @@ use crate::run::policy::{ALLOWED_COMMANDS, Approvals, PRIVATE_APPROVALS};
 use crate::run::{Ask, Limits, OnLine, Runner};
 use crate::syntax::Parsed;
 
+/// The notes that record the reply each post commit was made from.
+pub const REPLY_NOTES: &str = "refs/notes/clada";
+
 /// The team's settings file, read from the state before the apply.
 pub const TEAM_CONFIG: &str = ".clada/config.toml";
 

@@ -28,7 +28,7 @@ use crate::git::quarantine::Quarantine;
 use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::branches::Allowed;
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
-use crate::hook::result::{ResultNote, branch_of, request_of};
+use crate::hook::result::{ResultNote, branch_of, branch_trailer, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
 use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
@@ -238,6 +238,15 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
     Ok(None)
 }
 
+/// References only the hooks write: the reply notes (which reply made
+/// which post commit) and everything under `refs/clada/` but the requests
+/// (results, rejected results). A pusher who could rewrite them could
+/// forge or erase the record.
+fn hooks_own(name: &str) -> bool {
+    name == crate::transaction::REPLY_NOTES
+        || (name.starts_with("refs/clada/") && !name.starts_with(requests::REQUESTS))
+}
+
 pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<Outcome, CliError> {
     let updates = parse_updates(stdin)?;
     let server = Server::read(repo)?;
@@ -263,6 +272,15 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
             out,
             "clada: push rejected: {} holds the server's results and only the server writes it",
             u.name
+        );
+        return Ok(Outcome::Failed);
+    }
+    if let Some(u) = updates.iter().find(|u| hooks_own(&u.name)) {
+        say!(
+            out,
+            "clada: push rejected: {} is written only by the server's hooks (which reply made which commit, rejected results); push a request under {}<id>",
+            u.name,
+            requests::REQUESTS
         );
         return Ok(Outcome::Failed);
     }
@@ -305,6 +323,16 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     }
     for (id, commit) in &created {
         let message = quarantine.commit_message(*commit).map_err(git)?;
+        if let Some(written) = branch_trailer(&message)
+            && branch_of(&message).is_none()
+        {
+            say!(
+                out,
+                "clada: push rejected: the trailer `Clada-Branch: {written}` of {} does not name one branch; write one branch's name as `git branch` shows it (no wildcards, spaces or `..`), or leave the trailer out to apply to the branch whose tip the note is on",
+                request_ref(id)
+            );
+            return Ok(Outcome::Failed);
+        }
         if let Some(branch) = branch_of(&message)
             && !server.branches.allows(&format!("refs/heads/{branch}"))
         {
