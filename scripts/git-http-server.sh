@@ -5,7 +5,8 @@
 # set-up Gitea, Forgejo, GitLab and cgit-style servers all end in
 # (`git-receive-pack` running the repository's hooks).
 #
-#   git-http-server.sh check BIN           can it run here? exit 0, or 1 with the reason on stderr
+#   git-http-server.sh check BIN [nginx]   can it run here (lighttpd, or nginx with fcgiwrap)?
+#                                          exit 0, or 1 with the reason on stderr
 #   git-http-server.sh repo ROOT NAME BIN  a bare repository ROOT/repos/NAME.git owned by www-data,
 #                                          push enabled, clada's server hooks installed
 #   git-http-server.sh as-server ROOT BIN CMD...
@@ -14,6 +15,9 @@
 #                                          serve ROOT/repos at http://127.0.0.1:PORT/ID/git/, and ID
 #                                          itself at /id, on the listening socket that is standard
 #                                          input (exec, in the foreground: see below)
+#   git-http-server.sh run-nginx ROOT PORT ID BIN <SOCKET
+#                                          the same with nginx and fcgiwrap, the most common
+#                                          set-up (doc/hooks.md has the configuration)
 #
 # BIN is the git-clada binary. Its directory comes first on the server's
 # PATH, where an administrator would put it in /usr/local/bin. It must be
@@ -31,7 +35,8 @@
 # lighttpd killed alone.
 #
 # Needs root (to start lighttpd, which drops to www-data, and to act as
-# www-data) and Debian's lighttpd package (.ci/run installs it).
+# www-data) and Debian's lighttpd package, or its nginx and fcgiwrap
+# packages for run-nginx (.ci/run installs them).
 set -euo pipefail
 
 USER_NAME=www-data
@@ -69,7 +74,14 @@ check)
         echo "needs root: lighttpd is started as root and serves as $USER_NAME, and the repositories are made as $USER_NAME" >&2
         exit 1
     fi
-    if [ -z "$(lighttpd_bin)" ]; then
+    if [ "${3:-}" = nginx ]; then
+        for program in nginx fcgiwrap; do
+            if [ ! -x "/usr/sbin/$program" ]; then
+                echo "$program is not installed (apt-get install nginx-light fcgiwrap; .ci/run does)" >&2
+                exit 1
+            fi
+        done
+    elif [ -z "$(lighttpd_bin)" ]; then
         echo "lighttpd is not installed (apt-get install lighttpd; .ci/run does)" >&2
         exit 1
     fi
@@ -171,8 +183,91 @@ EOF
     exec 3<&0 </dev/null
     exec env -i PATH="$WEB_PATH" LISTEN_PID=$$ LISTEN_FDS=1 "$lighttpd" -D -f "$root/lighttpd.conf"
     ;;
+run-nginx)
+    root=${2:?usage: run-nginx ROOT PORT ID BIN <SOCKET}
+    port=${3:?usage: run-nginx ROOT PORT ID BIN <SOCKET}
+    id=${4:?usage: run-nginx ROOT PORT ID BIN <SOCKET}
+    bin=${5:?usage: run-nginx ROOT PORT ID BIN <SOCKET}
+    if ! [[ $id =~ ^[A-Za-z0-9_-]+$ ]]; then
+        echo "run-nginx: ID must be letters, digits, - and _, not '$id'" >&2
+        exit 2
+    fi
+    if [ ! -S /dev/stdin ]; then
+        echo "run-nginx: standard input must be the socket listening on 127.0.0.1:$port" >&2
+        exit 2
+    fi
+    mkdir -p "$root/www" "$root/repos" "$root/nginx"
+    printf '%s\n' "$id" >"$root/www/id"
+    touch "$root/error.log"
+    chown "$USER_NAME:$USER_NAME" "$root/nginx" "$root/error.log"
+    # fcgiwrap runs git http-backend (and so git-receive-pack and the
+    # hooks) as www-data, with the FastCGI parameters nginx sends as the
+    # whole environment. Its workers take requests in parallel, as a
+    # deployment's should (one worker serialises every push).
+    setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups \
+        env -i PATH="$WEB_PATH" /usr/sbin/fcgiwrap -c 8 -s "unix:$root/nginx/fcgiwrap.sock" \
+        </dev/null 2>>"$root/error.log" &
+    for _ in $(seq 200); do
+        [ -S "$root/nginx/fcgiwrap.sock" ] && break
+        sleep 0.05
+    done
+    faults=""
+    for point in $FAULT_POINTS; do
+        faults+="
+        $point $point;"
+    done
+    cat >"$root/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 2;
+user $USER_NAME;
+pid $root/nginx/nginx.pid;
+error_log $root/error.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $root/nginx/body;
+    fastcgi_temp_path $root/nginx/fastcgi;
+    proxy_temp_path $root/nginx/proxy;
+    uwsgi_temp_path $root/nginx/uwsgi;
+    scgi_temp_path $root/nginx/scgi;
+    # X-Clada-Fault: <point> runs the hooks with CLADA_FAULT=<point>.
+    map \$http_x_clada_fault \$clada_fault {
+        default "";$faults
+    }
+    server {
+        # The socket given, inherited (below).
+        listen 127.0.0.1:$port;
+        location = /id { root $root/www; default_type text/plain; }
+        location ~ ^/$id/git(/.*)\$ {
+            # Pushes of any size, and hooks that take their time.
+            client_max_body_size 0;
+            fastcgi_read_timeout 600s;
+            # The hooks' lines reach the pusher as they are written.
+            fastcgi_buffering off;
+            include /etc/nginx/fastcgi_params;
+            fastcgi_param SCRIPT_FILENAME $BACKEND;
+            fastcgi_param PATH_INFO \$1;
+            fastcgi_param GIT_PROJECT_ROOT $root/repos;
+            fastcgi_param GIT_HTTP_EXPORT_ALL 1;
+            fastcgi_param GIT_CONFIG_NOSYSTEM 1;
+            fastcgi_param PATH $(server_path "$bin");
+            fastcgi_param REMOTE_USER \$remote_user;
+            fastcgi_param CLADA_FAULT \$clada_fault if_not_empty;
+            fastcgi_pass unix:$root/nginx/fcgiwrap.sock;
+        }
+    }
+}
+EOF
+    # nginx takes listening sockets over from the environment variable
+    # NGINX (descriptors, each followed by ';'), as it hands them to a new
+    # binary on an upgrade: the socket given becomes descriptor 3. exec
+    # keeps this process as the group's leader; fcgiwrap is in the group.
+    exec 3<&0 </dev/null
+    exec env -i PATH="$WEB_PATH" NGINX="3;" /usr/sbin/nginx -c "$root/nginx.conf" -p "$root/nginx/"
+    ;;
 *)
-    echo "usage: $0 check BIN | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT ID BIN <SOCKET" >&2
+    echo "usage: $0 check BIN [nginx] | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT ID BIN <SOCKET | run-nginx ROOT PORT ID BIN <SOCKET" >&2
     exit 2
     ;;
 esac

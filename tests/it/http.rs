@@ -142,9 +142,25 @@ fn served_id(port: u16) -> Option<String> {
     (head.split(' ').nth(1) == Some("200")).then(|| body.trim().to_string())
 }
 
+/// The web server in front of `git http-backend`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Web {
+    /// lighttpd running it as CGI.
+    Lighttpd,
+    /// nginx passing requests to fcgiwrap, the most common set-up.
+    Nginx,
+}
+
 impl HttpServer {
-    /// Starts a server, or says why it cannot run here and returns `None`.
+    /// Starts a server (lighttpd), or says why it cannot run here and
+    /// returns `None`.
     pub(crate) fn start() -> Option<HttpServer> {
+        HttpServer::start_on(Web::Lighttpd)
+    }
+
+    /// Starts a server behind `web`, or says why it cannot run here and
+    /// returns `None`.
+    pub(crate) fn start_on(web: Web) -> Option<HttpServer> {
         let root = scratch();
         // www-data walks into it to reach the repositories and the binary.
         use std::os::unix::fs::PermissionsExt;
@@ -167,6 +183,7 @@ impl HttpServer {
         let check = Command::new("bash")
             .args([SCRIPT, "check"])
             .arg(&bin)
+            .args((web == Web::Nginx).then_some("nginx"))
             .output()
             .expect("run bash");
         if !check.status.success() {
@@ -196,7 +213,14 @@ impl HttpServer {
         let port = listener.local_addr().expect("the bound address").port();
         let log = std::fs::File::create(root.path().join("server.log")).expect("create server.log");
         let child = Command::new("bash")
-            .args([SCRIPT, "run"])
+            .args([
+                SCRIPT,
+                if web == Web::Nginx {
+                    "run-nginx"
+                } else {
+                    "run"
+                },
+            ])
             .arg(root.path())
             .arg(port.to_string())
             .arg(&id)
@@ -206,7 +230,7 @@ impl HttpServer {
             .stderr(log)
             .process_group(0)
             .spawn()
-            .expect("start lighttpd");
+            .expect("start the web server");
         // The `Command`, and with it this process's copy of the socket, is
         // gone: if lighttpd stops, connecting fails rather than waits.
         let group = ServerGroup(child);
@@ -226,7 +250,7 @@ impl HttpServer {
             let stopped = !server.group.leader_runs();
             if stopped || start.elapsed() > Duration::from_secs(30) {
                 panic!(
-                    "lighttpd did not start ({}); its output:\n{}\nits log:\n{}",
+                    "{web:?} did not start ({}); its output:\n{}\nits log:\n{}",
                     if stopped {
                         "it stopped"
                     } else {
@@ -325,11 +349,21 @@ fn code(out: &Output) -> i32 {
 
 #[test]
 fn a_request_pushed_over_http_is_checked_applied_and_answered() {
-    let Some(server) = HttpServer::start() else {
-        return;
-    };
+    if let Some(server) = HttpServer::start() {
+        a_request_is_checked_applied_and_answered(&server);
+    }
+}
+
+#[test]
+fn a_request_pushed_through_nginx_and_fcgiwrap_is_checked_applied_and_answered() {
+    if let Some(server) = HttpServer::start_on(Web::Nginx) {
+        a_request_is_checked_applied_and_answered(&server);
+    }
+}
+
+fn a_request_is_checked_applied_and_answered(server: &HttpServer) {
     let root = scratch();
-    let client = seeded(&server, root.path(), "demo");
+    let client = seeded(server, root.path(), "demo");
     let tip = ok(&client, &["rev-parse", "HEAD"]);
     let out = push_reply(&client, "main", EDIT, &[]);
     let said = text(&out.stdout);
@@ -347,8 +381,8 @@ fn a_request_pushed_over_http_is_checked_applied_and_answered() {
     assert_eq!(ok(&client, &["show", "origin/main:a.txt"]), "hello");
     // The server answered at the request's own result reference and took
     // the request away; the hooks ran as www-data (the repository is its).
-    assert!(refs(&server, "demo", "refs/clada/inbox/").is_empty());
-    let results = refs(&server, "demo", "refs/clada/results/");
+    assert!(refs(server, "demo", "refs/clada/inbox/").is_empty());
+    let results = refs(server, "demo", "refs/clada/results/");
     assert_eq!(results.len(), 1, "{results:?}");
     // The result came with the push (its checksum matched): nothing more
     // was fetched for it, and it is what the server keeps.
