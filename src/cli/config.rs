@@ -140,6 +140,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "s" | "sec" | "secs" => n,
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
+        "d" | "day" | "days" => n * 86400.0,
+        "w" | "week" | "weeks" => n * 7.0 * 86400.0,
         _ => return None,
     };
     Duration::try_from_secs_f64(secs).ok()

@@ -56,6 +56,17 @@ fn time_from_env(var: &str) -> Result<String, GitError> {
     }
 }
 
+/// Now as clada dates its commits (seconds since the epoch):
+/// `GIT_COMMITTER_DATE` when it is set and reads as a date, else the clock.
+pub fn committer_now() -> i64 {
+    match std::env::var("GIT_COMMITTER_DATE") {
+        Ok(value) if !value.trim().is_empty() => {
+            gix::date::parse(&value, None).map_or_else(|_| now_local().seconds, |t| t.seconds)
+        }
+        _ => now_local().seconds,
+    }
+}
+
 // POSIX's, in every C library; the `libc` crate does not declare it.
 unsafe extern "C" {
     fn tzset();

@@ -149,3 +149,55 @@ fn a_request_whose_branch_trailer_names_no_single_branch_is_refused_at_the_push(
     assert!(pushed.status.success(), "{}", text(&pushed.stderr));
     assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
 }
+
+/// `git clada hook recover` in `server` as if it ran at `date`.
+fn recover_at(server: &Path, date: &str) -> String {
+    let out = crate::common::clada_std(server, server)
+        .args(["hook", "recover"])
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stderr)
+}
+
+fn results(server: &Path) -> usize {
+    ok(server, &["for-each-ref", "refs/clada/results/"])
+        .lines()
+        .count()
+}
+
+#[test]
+fn results_older_than_results_expire_are_removed() {
+    let (_root, server, client) = server();
+    // Answered at the tests' fixed date (2026-01-01).
+    let commit = request(&client, "main");
+    let pushed = run(
+        &client,
+        &["push", "origin", &format!("{commit}:refs/clada/inbox/one")],
+    );
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    assert_eq!(results(&server), 1);
+    // Six days on: kept (the default is a week).
+    recover_at(&server, "2026-01-07T00:00:00Z");
+    assert_eq!(results(&server), 1);
+    // Kept for good when so configured.
+    ok(&server, &["config", "clada.resultsExpire", "never"]);
+    recover_at(&server, "2026-03-01T00:00:00Z");
+    assert_eq!(results(&server), 1);
+    // A bad value keeps them, and says so.
+    ok(&server, &["config", "clada.resultsExpire", "soon"]);
+    let said = recover_at(&server, "2026-03-01T00:00:00Z");
+    assert!(said.contains("is not a duration"), "{said}");
+    assert_eq!(results(&server), 1);
+    // Eight days on, with the default: removed.
+    ok(&server, &["config", "--unset", "clada.resultsExpire"]);
+    let said = recover_at(&server, "2026-01-09T00:00:00Z");
+    assert!(
+        said.contains("removed 1 result reference older than a week"),
+        "{said}"
+    );
+    assert_eq!(results(&server), 0);
+    // The branch and its history are untouched.
+    assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
+}

@@ -22,6 +22,7 @@ macro_rules! say {
 }
 
 mod client;
+mod expire;
 mod receive;
 mod request;
 
@@ -108,12 +109,28 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             // is printed after.
             let mut out = String::new();
             let ours = receive::post_receive(&repo, &input, &mut out);
+            // After the answers: old results go, whatever this push was.
+            if let Err(e) = expire::expire_results(&repo, &mut out) {
+                say!(
+                    out,
+                    "clada: old results could not be removed: {}",
+                    e.message
+                );
+            }
             emit(&out);
             Ok(worst(chained, ours?))
         }
         HookAction::Recover => {
             let mut out = String::new();
-            let done = request::recover_now(&open()?, &mut out);
+            let repo = open()?;
+            let done = request::recover_now(&repo, &mut out);
+            if let Err(e) = expire::expire_results(&repo, &mut out) {
+                say!(
+                    out,
+                    "clada: old results could not be removed: {}",
+                    e.message
+                );
+            }
             // Run from cron, its lines are a log: on stderr, with errors.
             let _ = std::io::stderr().write_all(out.as_bytes());
             done

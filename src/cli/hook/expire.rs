@@ -1,0 +1,79 @@
+//! Expiry of the server's answers (issue 28): each request leaves a
+//! result reference, `refs/clada/results/<id>`, which every push's
+//! reference advertisement lists. One older than `clada.resultsExpire`
+//! (default a week; `never` keeps them) is removed by the next
+//! post-receive, after it answered its own requests, and by `hook
+//! recover` (run from a timer, doc/hooks.md). An agent reads its result
+//! from the push's output or fetches it within seconds; a week is room
+//! for one that was away.
+//!
+//! The age is the result commit's committer time against the same clock
+//! clada dates its commits with (`GIT_COMMITTER_DATE` when set), so a
+//! server with a fixed commit date never expires what it just wrote.
+
+use std::time::Duration;
+
+use crate::cli::CliError;
+use crate::git::Repository;
+use crate::git::commit::Identity;
+use crate::hook::requests::RESULTS;
+
+use super::receive::git;
+
+/// How long results are kept when `clada.resultsExpire` is not set.
+const DEFAULT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `clada.resultsExpire`, and how to say it: `None` for `never` (or
+/// `off`, `0`).
+fn kept_for(repo: &Repository) -> Result<Option<(Duration, String)>, String> {
+    let Some(value) = repo.config_string("clada.resultsExpire") else {
+        return Ok(Some((DEFAULT, "a week".to_string())));
+    };
+    match value.trim() {
+        "never" | "off" | "0" => Ok(None),
+        text => crate::cli::config::parse_duration(text)
+            .map(|age| Some((age, text.to_string())))
+            .ok_or_else(|| {
+                format!(
+                    "clada.resultsExpire = {text:?} is not a duration (7d, 36h, never); results are kept"
+                )
+            }),
+    }
+}
+
+/// Removes the result references older than `clada.resultsExpire`;
+/// says how many on `out` when it removed any. A reference another hook
+/// removed or rewrote meanwhile is left to it.
+pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliError> {
+    let (age, said) = match kept_for(repo) {
+        Ok(Some(kept)) => kept,
+        Ok(None) => return Ok(()),
+        Err(why) => {
+            say!(out, "clada: {why}");
+            return Ok(());
+        }
+    };
+    let now = crate::git::commit::committer_now();
+    let oldest = now.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX));
+    let mut removed = 0;
+    for name in repo.refs_under(RESULTS).map_err(git)? {
+        let Some(id) = repo.ref_target(&name).map_err(git)? else {
+            continue;
+        };
+        // Not a commit (someone else's doing): not ours to judge.
+        let Ok(info) = repo.commit_info(id) else {
+            continue;
+        };
+        if info.time < oldest && repo.delete_ref(&Identity::default(), &name, id).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        say!(
+            out,
+            "clada: removed {} older than {said} (clada.resultsExpire)",
+            crate::words::count(removed, "result reference", "result references"),
+        );
+    }
+    Ok(())
+}
