@@ -18,6 +18,7 @@
 mod commit;
 mod diff;
 mod dir;
+mod replay;
 mod verify;
 
 use std::path::Path;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 pub use commit::finish_interrupted_update;
 pub use dir::apply_in_dir;
+pub use replay::TRIES as REPLAY_TRIES;
 pub use verify::Verified;
 
 use crate::apply::exec::{ExecOptions, execute};
@@ -231,6 +233,13 @@ pub struct Applied {
     /// What went wrong after the branch moved that the apply survived
     /// (the reply's note not written, say).
     pub warnings: Vec<String>,
+    /// `branch_moved`: why the reply was not applied on the branch's new
+    /// tip, one line per operation that would apply differently there
+    /// (or why it could not be tried at all).
+    pub conflicts: Vec<String>,
+    /// The branch's commit when the apply started, when the reply was
+    /// applied on the tip it had moved to instead (`base`).
+    pub moved_from: Option<ObjectId>,
 }
 
 impl Applied {
@@ -253,6 +262,8 @@ impl Applied {
             verify: None,
             always: Vec::new(),
             warnings: Vec::new(),
+            conflicts: Vec::new(),
+            moved_from: None,
         }
     }
 }
@@ -406,11 +417,35 @@ pub fn replay_tree(
 
 /// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
 /// snapshot (with a working tree), operations in memory, post commit, note,
-/// compare-and-swap of `target.branch`, working tree update.
+/// compare-and-swap of `target.branch`, working tree update. A branch that
+/// moved meanwhile gets the reply again on its new tip when every
+/// operation applies there as it did (`replay.rs`, doc/replay.md).
 ///
-/// `settings` is called once, with the team's `.clada/config.toml` as it
-/// is in the state before the apply (`None` when there is none).
+/// `settings` is called once per try, with the team's
+/// `.clada/config.toml` as it is in the state before that try (`None` when
+/// there is none).
 pub fn apply(
+    repo: &Repository,
+    parsed: &Parsed<'_>,
+    reply: &[u8],
+    target: &Target<'_>,
+    settings: &mut ResolveSettings<'_>,
+    hooks: Hooks<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, Error> {
+    let (first, tree) = attempt(repo, parsed, reply, target, settings, hooks, timings, None)?;
+    if first.ending != Ending::BranchMoved {
+        return Ok(first);
+    }
+    replay::after_move(repo, parsed, reply, target, settings, timings, first, tree)
+}
+
+/// One try of [`apply`] on `target.base`; also the tree the operations ran
+/// on (the pre tree). `expect`: a later try's, held to what the first did:
+/// an operation that applies differently stops it before anything is
+/// committed (`branch_moved`, naming them).
+#[allow(clippy::too_many_arguments)]
+fn attempt(
     repo: &Repository,
     parsed: &Parsed<'_>,
     reply: &[u8],
@@ -418,7 +453,8 @@ pub fn apply(
     settings: &mut ResolveSettings<'_>,
     mut hooks: Hooks<'_>,
     timings: &mut Timings,
-) -> Result<Applied, Error> {
+    expect: Option<&replay::Expected<'_>>,
+) -> Result<(Applied, ObjectId), Error> {
     let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base)?;
     let mut left_ignored = Vec::new();
@@ -504,6 +540,21 @@ pub fn apply(
     };
     let always = std::mem::take(&mut runner.always);
     timings.mark("pre commit, operations, post tree");
+    if let Some(expected) = expect {
+        let conflicts = replay::differences(repo, &tasks, expected, &reports, snapshot.tree)?;
+        if !conflicts.is_empty() {
+            let mut o = Applied::new(
+                Ending::BranchMoved,
+                replay::stale_message(repo, target, base),
+            );
+            o.branch = Some(replay::short(branch).to_string());
+            o.base = base;
+            o.reports = expected.reports.to_vec();
+            o.tally = Tally::of(expected.reports);
+            o.conflicts = conflicts;
+            return Ok((o, snapshot.tree));
+        }
+    }
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(
@@ -589,5 +640,5 @@ pub fn apply(
     out.tally = tally;
     out.always = always;
     timings.mark("working tree, index");
-    Ok(out)
+    Ok((out, snapshot.tree))
 }
