@@ -137,6 +137,10 @@ pub struct Target<'a> {
     /// the post commit's message as `Clada-Request-Ref`: how a server
     /// whose hook was stopped after the apply finds that it was made.
     pub request: Option<&'a str>,
+    /// Whether a branch that moved during the apply gets the reply again
+    /// on its new tip (`replay.rs`); `false` (a server with
+    /// `clada.serverReplay=false`): it ends `branch_moved` at once.
+    pub replay: bool,
 }
 
 /// How an apply ended (doc/report.md `status`).
@@ -434,7 +438,7 @@ pub fn apply(
     timings: &mut Timings,
 ) -> Result<Applied, Error> {
     let (first, tree) = attempt(repo, parsed, reply, target, settings, hooks, timings, None)?;
-    if first.ending != Ending::BranchMoved {
+    if first.ending != Ending::BranchMoved || !target.replay {
         return Ok(first);
     }
     replay::after_move(repo, parsed, reply, target, settings, timings, first, tree)

@@ -60,6 +60,7 @@ pub(super) fn after_move(
             worktree: target.worktree,
             refuse_run: target.refuse_run,
             request: target.request,
+            replay: true,
         };
         // Heard once: the task lines of the first try were shown already,
         // and a try that differs from them is not committed.

@@ -1497,3 +1497,142 @@ fn settings_given_to_git_with_c_reach_clada() {
     assert!(parse("always").contains('\u{1b}'), "{}", parse("always"));
     assert!(!parse("never").contains('\u{1b}'), "{}", parse("never"));
 }
+
+/// Pushes `request` from `client` to `refs/clada/inbox/<id>`, the server's
+/// hooks aborted at `fault` when given.
+fn push_request(client: &Path, request: &str, id: &str, fault: Option<&str>) -> Output {
+    let mut cmd = git_cmd(
+        client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/{id}"),
+        ],
+    );
+    if let Some(point) = fault {
+        cmd.env("CLADA_FAULT", point);
+    }
+    cmd.output().unwrap()
+}
+
+/// `setup()`, then another commit on the server's main (`path` with
+/// `content`), pushed as a plain push: a request made for the first
+/// commit finds its branch moved. The first commit's id.
+fn moved(s: &Setup, path: &str, content: &str) -> String {
+    let base = ok(&s.client, &["rev-parse", "HEAD"]);
+    std::fs::write(s.client.join(path), content).unwrap();
+    ok(&s.client, &["add", path]);
+    ok(&s.client, &["commit", "-q", "-m", "meanwhile"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    base
+}
+
+#[test]
+fn a_request_whose_branch_moved_is_replayed_on_the_tip() {
+    let s = setup();
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "late", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "late");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert!(
+        result.contains(&format!("on top of {}", &tip[..7])),
+        "{result}"
+    );
+    let post = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(trailer(&result, "Clada-Post"), Some(post.as_str()));
+    // On the tip, not beside it: the other agent's commit is kept.
+    assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip);
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        ok(&s.server, &["show", "main:b.txt"]),
+        "another agent's file"
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_request_that_conflicts_with_the_moved_branch_is_stale_naming_the_operation() {
+    let s = setup();
+    let base = moved(&s, "a.txt", "howdy\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "clash", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "clash");
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert!(
+        result
+            .lines()
+            .any(|l| l.starts_with("stale: [task-1] SEARCH a.txt: it replaced 1 match")),
+        "{result}"
+    );
+    assert_eq!(trailer(&result, "Clada-Post"), None, "{result}");
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main"]),
+        tip,
+        "nothing applied"
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn server_replay_false_keeps_a_moved_branch_stale() {
+    let s = setup();
+    ok(&s.server, &["config", "clada.serverReplay", "false"]);
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "off", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "off");
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert!(result.contains("main is no longer at"), "{result}");
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main"]),
+        tip,
+        "nothing applied"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn a_replayed_request_whose_hook_died_after_the_move_is_answered_once() {
+    let s = setup();
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    push_request(&s.client, &request, "cut", Some("branch-moved"));
+    let post = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main^"]),
+        tip,
+        "applied on the tip"
+    );
+    clada(s.root.path(), &s.server)
+        .args(["hook", "recover"])
+        .assert()
+        .success();
+    let result = answered(&s.server, "cut");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Post"),
+        Some(post.as_str()),
+        "{result}"
+    );
+    assert_eq!(ok(&s.server, &["rev-parse", "main"]), post, "applied once");
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}

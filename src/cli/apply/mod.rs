@@ -412,6 +412,7 @@ fn apply_or_stop(
         worktree: true,
         refuse_run: None,
         request: None,
+        replay: true,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let rendered = apply_and_render(

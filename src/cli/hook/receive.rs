@@ -56,6 +56,10 @@ pub(super) struct Server {
     pub(super) syntax: syntax_::Choice,
     /// `clada.serverBranches`: the branches requests may write.
     pub(super) branches: Allowed,
+    /// `clada.serverReplay` (default true): a request whose base is no
+    /// longer its branch's tip is applied on the tip when every operation
+    /// applies there as it did (doc/replay.md).
+    pub(super) replay: bool,
 }
 
 impl Server {
@@ -99,6 +103,7 @@ impl Server {
             inbox,
             results,
             run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
+            replay: layers.get_bool(None, "serverReplay")?.unwrap_or(true),
             max_notes,
             lock_timeout,
             syntax: apply::syntax_choice(None, Some(repo))?,
@@ -681,6 +686,11 @@ pub(super) fn answer(
         Some(name) if repo.ref_target(name).map_err(git)? == Some(note.target) => {
             Choice::One(name.to_string())
         }
+        // Moved since: applied on its tip by the transaction's replay,
+        // which refuses a tip not built on the note's commit.
+        Some(name) if server.replay && repo.ref_target(name).map_err(git)?.is_some() => {
+            Choice::One(name.to_string())
+        }
         Some(name) => {
             let name = short_branch(name);
             result.status = "stale".into();
@@ -765,6 +775,7 @@ pub(super) fn answer(
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
         request: request_name.as_deref(),
+        replay: server.replay,
     };
     if reply.is_empty() {
         let applied = crate::transaction::no_operations(reply);
@@ -783,7 +794,12 @@ pub(super) fn answer(
     ) {
         Ok(rendered) => {
             let ending = rendered.applied.ending;
-            result.status = ending.name().to_string();
+            result.status = match ending {
+                // Moved under it and not applied on the new tip: the
+                // server's word for a request whose base is gone.
+                crate::transaction::Ending::BranchMoved => "stale".to_string(),
+                _ => ending.name().to_string(),
+            };
             result.post = rendered.applied.post.filter(|_| {
                 use crate::transaction::Ending;
                 matches!(

@@ -287,8 +287,9 @@ fn answered_before(
         return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
     }
     // A server apply has no pre commit: the post commit's parent is the
-    // note's commit, and its message names the reply's blob and the
-    // request.
+    // note's commit, or a later tip of its branch when the branch had
+    // moved and the reply was applied there (doc/replay.md); its message
+    // names the reply's blob and the request.
     let reply = format!("Clada-Reply: {}", note.blob);
     let made_for = format!("Clada-Request-Ref: {name}");
     // Commits on the note's commit that say they were made from this reply
@@ -301,17 +302,18 @@ fn answered_before(
         let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
             continue;
         };
-        // Other requests may have been applied on top since.
+        // Other requests may have been applied on top since; nothing at
+        // or below the note's commit can be this request's apply.
         for commit in repo.first_parents(tip, 64).map_err(git)? {
-            let info = repo.commit_info(commit).map_err(git)?;
-            if info.first_parent() != Some(note.target) {
-                continue;
+            if commit == note.target {
+                break;
             }
+            let info = repo.commit_info(commit).map_err(git)?;
             let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
             if says(&reply) && says(&made_for) {
                 found.push((branch.clone(), commit, info));
+                break;
             }
-            break;
         }
     }
     let mut result = ResultNote {
@@ -326,7 +328,8 @@ fn answered_before(
         [] => return Ok(None),
         [(branch, commit, info)] => {
             result.branch = Some(short_branch(branch).to_string());
-            if made_from_reply(repo, server, note, *commit)? {
+            let on = info.first_parent().unwrap_or(note.target);
+            if made_from_reply(repo, server, note, on, *commit)? {
                 let all_done = info
                     .message
                     .lines()
@@ -349,7 +352,7 @@ fn answered_before(
                     "error: {} on {} names this request and its reply, but is not what the reply makes on {} with this server's settings now; it was not taken as this request's answer, and the request was not applied again\nhint: if {} holds the reply's change (the settings changed since it was made), go on from it; if not, someone else wrote it in the request's name\n",
                     repo.short(*commit),
                     short_branch(branch),
-                    repo.short(note.target),
+                    repo.short(on),
                     repo.short(*commit)
                 );
             }
@@ -371,8 +374,8 @@ fn answered_before(
     Ok(Some((result.status, text)))
 }
 
-/// Whether `commit`'s tree is the one the note's reply makes on the
-/// note's commit. Its trailers alone do not make a commit the answer to a
+/// Whether `commit`'s tree is the one the note's reply makes on `on` (the
+/// note's commit, or the tip it was applied on after the branch moved). Its trailers alone do not make a commit the answer to a
 /// request: anyone who may push the branch can write them (and the
 /// request's id and reply are there for anyone to read). A reply whose
 /// commands this server runs (`clada.serverRun`) cannot be checked so
@@ -381,6 +384,7 @@ fn made_from_reply(
     repo: &Repository,
     server: &Server,
     note: &Note,
+    on: ObjectId,
     commit: ObjectId,
 ) -> Result<bool, CliError> {
     let input = read_reply(repo, note)?;
@@ -392,11 +396,9 @@ fn made_from_reply(
     // Nothing written: the tree is only compared.
     let scratch = repo.in_memory();
     let refuse = (!server.run).then_some(RUN_REFUSED);
-    Ok(
-        match apply::replayed_tree(&scratch, &parsed, note.target, refuse) {
-            Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
-            Ok(None) => true,
-            Err(_) => false,
-        },
-    )
+    Ok(match apply::replayed_tree(&scratch, &parsed, on, refuse) {
+        Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
+        Ok(None) => true,
+        Err(_) => false,
+    })
 }
