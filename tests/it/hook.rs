@@ -1167,9 +1167,13 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     // applied; the second's hook dies before applying it. Recovered, the
     // second is stale: the first one's result and post commit are not its.
     let s = setup();
+    let base = ok(&s.client, &["rev-parse", "HEAD"]);
     let first = push_reply_fs(&s.client, EDIT, None);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    let second = request_by_hand(&s.client, "HEAD^0", "main", EDIT);
+    // Made for the commit the first was applied to (push-reply has moved
+    // the clone's branch on since): replayed on the tip, its SEARCH finds
+    // the first's change there and it is stale.
+    let second = request_by_hand(&s.client, &base, "main", EDIT);
     push_left_waiting(&s.client, &second, "twin");
     clada(s.root.path(), &s.server)
         .args(["hook", "recover"])
@@ -1635,4 +1639,107 @@ fn a_replayed_request_whose_hook_died_after_the_move_is_answered_once() {
     );
     assert_eq!(ok(&s.server, &["rev-parse", "main"]), post, "applied once");
     ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn two_push_replies_in_a_row_from_one_clone_both_apply() {
+    let s = setup();
+    let first = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let stderr = text(&first.stderr);
+    assert!(
+        stderr.contains("main fast-forwarded to") && !stderr.contains("git merge"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(ok(&s.client, &["status", "--porcelain"]), "");
+    // At once, no fetch or merge by hand: sent for the new tip.
+    let again = "<---SEARCH file=\"a.txt\"--->\nhello\n<---REPLACE--->\nhello again\n<---END--->\n";
+    let second = push_reply_fs(&s.client, again, None);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello again");
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hello again\n"
+    );
+    assert_eq!(ok(&s.client, &["status", "--porcelain"]), "");
+    assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "3");
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn push_reply_keeps_uncommitted_changes_in_a_path_it_changes_and_says_so() {
+    let s = setup();
+    std::fs::write(s.client.join("a.txt"), "hi\nmine, uncommitted\n").unwrap();
+    std::fs::write(s.client.join("u.txt"), "untracked\n").unwrap();
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("clada: kept a.txt: you have uncommitted changes in it")),
+        "{stderr}"
+    );
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(ok(&s.client, &["show", "HEAD:a.txt"]), "hello");
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hi\nmine, uncommitted\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("u.txt")).unwrap(),
+        "untracked\n"
+    );
+    assert_eq!(
+        ok(&s.client, &["status", "--porcelain"]),
+        "M a.txt\n?? u.txt"
+    );
+}
+
+#[test]
+fn push_reply_no_update_and_a_failed_request_leave_the_branch() {
+    let s = setup();
+    let tip = ok(&s.client, &["rev-parse", "main"]);
+    let missing = "<---SEARCH file=\"a.txt\"--->\nnot there\n<---REPLACE--->\nx\n<---END--->\n";
+    let failed = push_reply_fs(&s.client, missing, None);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    let stderr = text(&failed.stderr);
+    assert!(
+        !stderr.contains("merge") && !stderr.contains("fast-forwarded"),
+        "{stderr}"
+    );
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), tip);
+
+    let out = push_reply_within(
+        &s.client,
+        EDIT,
+        None,
+        &["--timeout", "200ms", "--no-update"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("git merge --ff-only origin/main"),
+        "{stderr}"
+    );
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), tip);
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hi\n"
+    );
 }
