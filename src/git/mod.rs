@@ -33,6 +33,7 @@ pub mod lock;
 mod parameters;
 pub mod paths;
 pub mod quarantine;
+pub mod queue;
 pub mod scratch;
 pub mod snapshot;
 pub mod state;

@@ -89,6 +89,8 @@ pub(super) fn commit_and_advance(
     )?;
     fault::point("post-committed");
     timings.mark("post commit");
+    // Every reference below is written under it.
+    let _shared = target.shared.map(|take| take()).transpose()?;
     let refused = match verified {
         Some(v) if !v.passed => Some(format!("{} ({tally})", v.message)),
         _ if settings.atomic && !tally.all_succeeded() => {

@@ -141,7 +141,20 @@ pub struct Target<'a> {
     /// on its new tip (`replay.rs`); `false` (a server with
     /// `clada.serverReplay=false`): it ends `branch_moved` at once.
     pub replay: bool,
+    /// Taken before the first reference is written (the branch, the
+    /// reply's note, a rejected result), held until the apply ends: a
+    /// server's `clada.lock`, for the references all its hooks write
+    /// (`git/queue.rs`). `None`: the caller holds what it needs.
+    pub shared: Option<&'a SharedLock<'a>>,
 }
+
+/// What [`Target::shared`] calls: a guard that lets go when dropped.
+pub type SharedLock<'a> = dyn Fn() -> Result<Box<dyn Held + 'a>, Error> + 'a;
+
+/// Anything held until dropped (a lock guard).
+pub trait Held {}
+
+impl<T> Held for T {}
 
 /// How an apply ended (doc/report.md `status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

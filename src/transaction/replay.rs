@@ -61,6 +61,7 @@ pub(super) fn after_move(
             refuse_run: target.refuse_run,
             request: target.request,
             replay: true,
+            shared: target.shared,
         };
         // Heard once: the task lines of the first try were shown already,
         // and a try that differs from them is not committed.
@@ -123,6 +124,23 @@ fn not_replayable(
             repo.short(tip),
             repo.short(base)
         )));
+    }
+    // A server request applied meanwhile by another hook (one that found
+    // it waiting) is not applied a second time.
+    if let (Some(request), Some(base)) = (target.request, target.base) {
+        let trailer = format!("Clada-Request-Ref: {request}");
+        for commit in repo.first_parents(tip, 256)? {
+            if commit == base {
+                break;
+            }
+            let info = repo.commit_info(commit)?;
+            if info.message.lines().any(|l| l.trim_end() == trailer) {
+                return Ok(Some(format!(
+                    "the request was applied already, as {} (by another hook)",
+                    repo.short(commit)
+                )));
+            }
+        }
     }
     let mut tasks = super::tasks_of(parsed, false, None);
     if let Some(reason) = target.refuse_run {

@@ -362,7 +362,7 @@ fn run_is_refused_on_a_server_unless_server_run_is_set() {
     not(debug_assertions),
     ignore = "fault and pause points need a debug build (src/fault.rs)"
 )]
-fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
+fn pushes_for_other_branches_go_on_and_pushes_for_one_branch_wait_their_turn() {
     let s = setup();
     let other = clone(s.root.path(), &s.server, "other");
     ok(&other, &["switch", "-q", "-c", "feature"]);
@@ -370,6 +370,7 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
     ok(&other, &["add", "b.txt"]);
     ok(&other, &["commit", "-q", "-m", "add b"]);
     ok(&other, &["push", "-q", "origin", "feature"]);
+    let third = clone(s.root.path(), &s.server, "third");
     let main_tip = ok(&s.client, &["rev-parse", "HEAD"]);
     let feature_tip = ok(&other, &["rev-parse", "HEAD"]);
     note(&s.client, "HEAD", EDIT);
@@ -379,7 +380,7 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
         "<---SEARCH file=\"b.txt\"--->\none\n<---REPLACE--->\ntwo\n<---END--->\n",
     );
 
-    // The first push stops in post-receive right after taking the lock.
+    // The first push stops in post-receive once it holds main's turn.
     let pause = s.root.path().join("pause");
     let first = {
         let mut cmd = git_cmd(&s.client, &["push", "origin", "+refs/notes/clada-inbox"]);
@@ -391,35 +392,55 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
     while !reached.exists() {
         assert!(
             started.elapsed().as_secs() < 60,
-            "the first push never took the lock"
+            "the first push never took its turn"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let second = {
-        let mut cmd = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"]);
+    // Another branch: applied meanwhile.
+    let second = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"])
+        .output()
+        .expect("push");
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(!first.is_finished(), "the first push did not stay paused");
+    assert_eq!(ok(&s.server, &["show", "feature:b.txt"]), "two");
+    // The same branch: waits for the first.
+    note(
+        &third,
+        "HEAD",
+        "<---WRITE file=\"t.txt\"--->\nthird\n<---END--->\n",
+    );
+    let third_push = {
+        let mut cmd = git_cmd(&third, &["push", "origin", "+refs/notes/clada-inbox"]);
         std::thread::spawn(move || cmd.output().expect("push"))
     };
-    // While the first holds the lock, the second waits for it.
     std::thread::sleep(std::time::Duration::from_millis(700));
     assert!(
-        !second.is_finished(),
-        "the second push did not wait for the lock"
+        !third_push.is_finished(),
+        "the third push did not wait for main's turn"
     );
     std::fs::write(format!("{}.go", pause.display()), b"").unwrap();
-    let (first, second) = (first.join().unwrap(), second.join().unwrap());
+    let (first, third_push) = (first.join().unwrap(), third_push.join().unwrap());
     assert!(first.status.success(), "{}", text(&first.stderr));
-    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(third_push.status.success(), "{}", text(&third_push.stderr));
 
     fetch(&s.client);
     assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
     assert_eq!(ok(&s.client, &["show", "origin/feature:b.txt"]), "two");
-    for tip in [&main_tip, &feature_tip] {
-        let found = result(&s.client, tip);
-        assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
-    }
-    assert_eq!(
-        trailer(&result(&s.client, &feature_tip), "Clada-Branch"),
-        Some("feature")
+    let found = result(&s.client, &feature_tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Branch"), Some("feature"));
+    let short = &main_tip[..7];
+    assert!(
+        text(&first.stderr).contains(&format!("clada: note on {short}: success")),
+        "{}",
+        text(&first.stderr)
+    );
+    // After the first: its note's commit is no longer main's tip (a
+    // shared-inbox note names no branch to replay on).
+    assert!(
+        text(&third_push.stderr).contains(&format!("clada: note on {short}: stale")),
+        "{}",
+        text(&third_push.stderr)
     );
     ok(&s.server, &["fsck", "--strict", "--no-progress"]);
 }
@@ -1742,4 +1763,91 @@ fn push_reply_no_update_and_a_failed_request_leave_the_branch() {
         std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
         "hi\n"
     );
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
+    // Two pushes at once, for two branches, whose hooks apply in parallel
+    // and are both killed at the same point; recovery answers each once.
+    let points = [
+        "hook-locked",
+        "post-committed",
+        "branch-moved",
+        "noted",
+        "hook-noted",
+        "hook-answered",
+    ];
+    for point in points {
+        let s = setup();
+        let other = clone(s.root.path(), &s.server, "other");
+        ok(&other, &["switch", "-q", "-c", "feature"]);
+        ok(&other, &["push", "-q", "origin", "feature"]);
+        let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+        let on_main = request_by_hand(&s.client, "HEAD", "main", EDIT);
+        let on_feature = request_by_hand(&other, "HEAD", "feature", EDIT);
+        let pushes: Vec<_> = [(&s.client, on_main, "m"), (&other, on_feature, "f")]
+            .into_iter()
+            .map(|(dir, request, id)| {
+                let mut cmd = git_cmd(
+                    dir,
+                    &[
+                        "push",
+                        "origin",
+                        &format!("{request}:refs/clada/inbox/{id}"),
+                    ],
+                );
+                cmd.env("CLADA_FAULT", point);
+                std::thread::spawn(move || cmd.output().expect("push"))
+            })
+            .collect();
+        let mut said = String::new();
+        for push in pushes {
+            let out = push.join().unwrap();
+            assert!(out.status.success(), "{point}: {}", text(&out.stderr));
+            said.push_str(&text(&out.stderr));
+        }
+        let recovered = clada(s.root.path(), &s.server)
+            .args(["hook", "recover"])
+            .output()
+            .unwrap();
+        assert!(recovered.status.success());
+        said.push_str(&text(&recovered.stdout));
+        let left = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(left, "", "{point}: every request is taken away");
+        for (id, branch) in [("m", "main"), ("f", "feature")] {
+            let result = answered(&s.server, id);
+            assert_eq!(
+                trailer(&result, "Clada-Status"),
+                Some("success"),
+                "{point} {branch}: {result}\n--- what the hooks said:\n{said}"
+            );
+            // Applied exactly once, on the request's commit.
+            let post = ok(&s.server, &["rev-parse", branch]);
+            assert_eq!(
+                ok(&s.server, &["rev-parse", &format!("{branch}^")]),
+                tip,
+                "{point}"
+            );
+            assert_eq!(
+                trailer(&result, "Clada-Post"),
+                Some(post.as_str()),
+                "{point}"
+            );
+            assert_eq!(
+                ok(&s.server, &["show", &format!("{branch}:a.txt")]),
+                "hello"
+            );
+        }
+        ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+        // A push afterwards is not held up by what the killed hooks left.
+        ok(&s.client, &["push", "-q", "origin", "main:later"]);
+        assert!(!s.server.join("clada.lock").exists(), "{point}");
+    }
 }

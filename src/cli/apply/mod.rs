@@ -413,6 +413,7 @@ fn apply_or_stop(
         refuse_run: None,
         request: None,
         replay: true,
+        shared: None,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let rendered = apply_and_render(

@@ -24,8 +24,10 @@ use crate::cli::{CliError, Outcome, settings};
 use crate::report::Tally;
 
 use super::receive::{
-    RUN_REFUSED, Replies, Server, answer_and_note, git, read_reply, short_branch, write_result,
+    RUN_REFUSED, Replies, Server, answer_and_note, git, queue_keys, read_reply, short_branch,
+    write_result,
 };
+use crate::git::queue::Tickets;
 
 /// A request pushed under a reference of its own.
 pub(super) struct Request {
@@ -86,9 +88,10 @@ pub(super) fn orphans(
     Ok(found)
 }
 
-/// Answers `orphans` (under the lock): requests whose own hook stopped
-/// before answering them. Each is looked at again first: its hook may
-/// have come back to life (a claim written late) or answered it.
+/// Answers `orphans`: requests whose own hook stopped before answering
+/// them. Each waits its turn in its branch's queue, as a pushed request
+/// does (`git/queue.rs`), and is looked at again first: its hook may have
+/// come back to life (a claim written late) or answered it.
 pub(super) fn recover(
     repo: &Repository,
     server: &Server,
@@ -109,8 +112,23 @@ pub(super) fn recover(
             request.id
         );
         // The claim keeps a second recovering hook away (it would wait for
-        // the lock, then find the result anyway).
+        // the turn, then find the result anyway).
         let _claim = Claim::take(dir.join(claim_file(&request.id)));
+        // Its own hook, alive after all (the moment before it claimed it),
+        // answers it in the same queue: whichever comes second finds the
+        // other's answer.
+        let keys = queue_keys(repo, server, &[], std::slice::from_ref(&request))?;
+        let mut tickets = Tickets::take(repo.git_dir(), &keys);
+        if let Err(e) = tickets.wait(server.lock_timeout) {
+            say!(out, "clada: request {}: not answered now: {e}", request.id);
+            continue;
+        }
+        // With commands run (one scratch working tree), one at a time.
+        let _whole = if server.run {
+            Some(server.shared(repo)?)
+        } else {
+            None
+        };
         // One request's trouble is its own: the others are still answered.
         if let Err(e) = answer_request(repo, server, author, &request, Came::Left, out) {
             say!(out, "clada: request {}: error: {}", request.id, e.message);
@@ -128,8 +146,6 @@ pub fn recover_now(repo: &Repository, out: &mut String) -> Result<Outcome, CliEr
         say!(out, "clada: no request is waiting for an answer");
         return Ok(Outcome::Success);
     }
-    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
-        .map_err(|e| CliError::new(e.to_string()))?;
     let author = apply::author(None, &Layers::new(Some(repo)))?;
     recover(repo, &server, &author, orphans, out)?;
     Ok(Outcome::Success)
@@ -159,9 +175,9 @@ pub(super) fn answer_request(
     out: &mut String,
 ) -> Result<Vec<String>, CliError> {
     let none = Replies::default();
-    let (pushed, replies, recovering) = match came {
-        Came::Pushed(pushed, replies) => (pushed, replies, false),
-        Came::Left => (&[][..], &none, true),
+    let (pushed, replies) = match came {
+        Came::Pushed(pushed, replies) => (pushed, replies),
+        Came::Left => (&[][..], &none),
     };
     let id = &request.id;
     let results = result_ref(id);
@@ -171,16 +187,18 @@ pub(super) fn answer_request(
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
         print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
+        let _shared = server.shared(repo)?;
         remove_request(repo, author, request, out);
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
     for note in &request.notes {
-        let earlier = if recovering {
-            answered_before(repo, server, author, note, request)?
-        } else {
-            None
-        };
+        // Looked for even for a request of this push: a hook that
+        // recovered it in the moment before this one claimed it, and was
+        // stopped in turn, may have applied it (the branch's queue keeps
+        // two from answering it at once; this keeps a replay from
+        // applying it twice).
+        let earlier = answered_before(repo, server, author, note, request)?;
         let (status, text) = match earlier {
             Some(found) => found,
             None => answer_and_note(repo, server, author, note, pushed, Some(request), replies)?,
@@ -207,10 +225,12 @@ pub(super) fn answer_request(
         .map(|(target, _, text)| (*target, text.as_bytes()))
         .collect();
     let commit = repo.notes_commit(author, &entries, &message).map_err(git)?;
+    let shared = server.shared(repo)?;
     repo.create_ref(author, &results, commit, "clada: result of a request")
         .map_err(git)?;
     fault::point("hook-answered");
     remove_request(repo, author, request, out);
+    drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
         print_result(repo, id, status, text, out);
