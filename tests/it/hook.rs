@@ -1851,3 +1851,29 @@ fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
         assert!(!s.server.join("clada.lock").exists(), "{point}");
     }
 }
+
+#[test]
+fn a_push_reply_from_a_clone_behind_the_server_is_replayed_on_its_tip() {
+    let s = setup();
+    let other = clone(s.root.path(), &s.server, "other");
+    std::fs::write(other.join("b.txt"), "another agent's file\n").unwrap();
+    ok(&other, &["add", "b.txt"]);
+    ok(&other, &["commit", "-q", "-m", "meanwhile"]);
+    ok(&other, &["push", "-q", "origin", "main"]);
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    // The clone knows the new tip but its branch is behind it (as after a
+    // stale result): the request is sent for its own commit alone.
+    ok(&s.client, &["fetch", "-q", "origin"]);
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip);
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("b.txt")).unwrap(),
+        "another agent's file\n"
+    );
+}

@@ -133,12 +133,19 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             .hint("use letters, digits, '-', '.', '_' and '/'"));
     }
     // A named remote has remote-tracking branches: when ours is at the
-    // tip, the server has it; otherwise the branch goes along.
+    // tip or past it (the branch moved on the server since, and the
+    // request is replayed there), the server has it; otherwise the branch
+    // goes along.
     let named = repo
         .config_string(&format!("remote.{}.url", args.remote))
         .is_some();
     let tracking = format!("refs/remotes/{}/{}", args.remote, args.branch);
-    let known = named && repo.ref_target(&tracking).ok().flatten() == Some(tip);
+    let known = named
+        && repo
+            .ref_target(&tracking)
+            .ok()
+            .flatten()
+            .is_some_and(|t| t == tip || repo.is_ancestor(tip, t).unwrap_or(false));
     let mut push = git();
     push.args(["push", "--porcelain"]);
     if !known {
