@@ -51,8 +51,8 @@ pub fn fails(what: &str, subject: &str) -> bool {
 }
 
 /// Every fault point, in the order an apply reaches them. (post-receive
-/// has three more: `hook-locked`, right after it takes the lock, where the
-/// concurrency test pauses; `hook-noted`, after a request's result note,
+/// has three more: `hook-locked`, right after it has its branches' turn
+/// (`git/queue.rs`), where the concurrency test pauses; `hook-noted`, after a request's result note,
 /// and `hook-answered`, after its result reference, where the recovery
 /// tests stop it. The first checkout of the scratch working tree has
 /// `scratch-checked-out`, where the progress test pauses.)

@@ -55,7 +55,7 @@ fn identity(pid: u32) -> Option<String> {
         .map(|s| format!("{pid} {s}"))
 }
 
-fn my_identity() -> String {
+pub(super) fn my_identity() -> String {
     let pid = std::process::id();
     identity(pid).unwrap_or_else(|| format!("{pid} ?"))
 }
@@ -319,10 +319,47 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
     }
 }
 
+/// Takes the lock file `path` if no live process holds it, without
+/// waiting (one held by a dead process is broken first); `None` when a
+/// live one holds it.
+pub fn try_acquire(path: &Path) -> Result<Option<Lock>, LockError> {
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(mut file) => {
+                let io = |source| LockError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                file.write_all(my_identity().as_bytes()).map_err(io)?;
+                return Ok(Some(Lock {
+                    path: path.to_path_buf(),
+                }));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if !is_stale(path) {
+                    return Ok(None);
+                }
+                break_stale(path);
+            }
+            Err(source) => {
+                return Err(LockError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Whether the lock at `path` belongs to a process that is gone. A file
 /// that is still empty may be being written right now: it is only judged
 /// once it has content or is a few seconds old.
-fn is_stale(path: &Path) -> bool {
+pub(super) fn is_stale(path: &Path) -> bool {
     let Ok(content) = std::fs::read_to_string(path) else {
         return false;
     };

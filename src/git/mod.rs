@@ -33,6 +33,7 @@ pub mod lock;
 mod parameters;
 pub mod paths;
 pub mod quarantine;
+pub mod queue;
 pub mod scratch;
 pub mod snapshot;
 pub mod state;
@@ -422,6 +423,27 @@ impl Repository {
     /// link's target; `None` for anything else or nothing.
     pub fn entry_content(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         self.content_if(tree, path, |mode| mode.is_blob() || mode.is_link())
+    }
+
+    /// The object at `path` in `tree` with its mode (file, directory,
+    /// link alike), if there is one: two trees hold the same thing at a
+    /// path when this is equal.
+    pub fn entry_at(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, u32)>, GitError> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| GitError::op("read a tree", e))?;
+        if path.is_empty() {
+            return Ok(Some((tree, 0o40000)));
+        }
+        let entry = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::op("read a tree", e))?;
+        Ok(entry.map(|e| (e.object_id(), u32::from(e.mode().value()))))
     }
 
     /// The object at `path` in `tree`, if there is one and its mode is one

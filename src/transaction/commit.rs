@@ -89,6 +89,8 @@ pub(super) fn commit_and_advance(
     )?;
     fault::point("post-committed");
     timings.mark("post commit");
+    // Every reference below is written under it.
+    let _shared = target.shared.map(|take| take()).transpose()?;
     let refused = match verified {
         // The counts are the reply's tasks on the result, not what was
         // applied: said as such, they cannot read as a contradiction.

@@ -18,6 +18,7 @@
 mod commit;
 mod diff;
 mod dir;
+mod replay;
 mod verify;
 
 use std::path::Path;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 pub use commit::finish_interrupted_update;
 pub use dir::apply_in_dir;
+pub use replay::TRIES as REPLAY_TRIES;
 pub use verify::Verified;
 
 use crate::apply::exec::{ExecOptions, execute};
@@ -142,7 +144,24 @@ pub struct Target<'a> {
     /// the post commit's message as `Clada-Request-Ref`: how a server
     /// whose hook was stopped after the apply finds that it was made.
     pub request: Option<&'a str>,
+    /// Whether a branch that moved during the apply gets the reply again
+    /// on its new tip (`replay.rs`); `false` (a server with
+    /// `clada.serverReplay=false`): it ends `branch_moved` at once.
+    pub replay: bool,
+    /// Taken before the first reference is written (the branch, the
+    /// reply's note, a rejected result), held until the apply ends: a
+    /// server's `clada.lock`, for the references all its hooks write
+    /// (`git/queue.rs`). `None`: the caller holds what it needs.
+    pub shared: Option<&'a SharedLock<'a>>,
 }
+
+/// What [`Target::shared`] calls: a guard that lets go when dropped.
+pub type SharedLock<'a> = dyn Fn() -> Result<Box<dyn Held + 'a>, Error> + 'a;
+
+/// Anything held until dropped (a lock guard).
+pub trait Held {}
+
+impl<T> Held for T {}
 
 /// How an apply ended (doc/report.md `status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +257,13 @@ pub struct Applied {
     /// What went wrong after the branch moved that the apply survived
     /// (the reply's note not written, say).
     pub warnings: Vec<String>,
+    /// `branch_moved`: why the reply was not applied on the branch's new
+    /// tip, one line per operation that would apply differently there
+    /// (or why it could not be tried at all).
+    pub conflicts: Vec<String>,
+    /// The branch's commit when the apply started, when the reply was
+    /// applied on the tip it had moved to instead (`base`).
+    pub moved_from: Option<ObjectId>,
 }
 
 impl Applied {
@@ -260,6 +286,8 @@ impl Applied {
             verify: None,
             always: Vec::new(),
             warnings: Vec::new(),
+            conflicts: Vec::new(),
+            moved_from: None,
         }
     }
 }
@@ -436,11 +464,35 @@ pub fn replay_tree(
 
 /// Steps 4–9 of git.md §1 for a reply without fatal errors, under the lock:
 /// snapshot (with a working tree), operations in memory, post commit, note,
-/// compare-and-swap of `target.branch`, working tree update.
+/// compare-and-swap of `target.branch`, working tree update. A branch that
+/// moved meanwhile gets the reply again on its new tip when every
+/// operation applies there as it did (`replay.rs`, doc/replay.md).
 ///
-/// `settings` is called once, with the team's `.clada/config.toml` as it
-/// is in the state before the apply (`None` when there is none).
+/// `settings` is called once per try, with the team's
+/// `.clada/config.toml` as it is in the state before that try (`None` when
+/// there is none).
 pub fn apply(
+    repo: &Repository,
+    parsed: &Parsed<'_>,
+    reply: &[u8],
+    target: &Target<'_>,
+    settings: &mut ResolveSettings<'_>,
+    hooks: Hooks<'_>,
+    timings: &mut Timings,
+) -> Result<Applied, Error> {
+    let (first, tree) = attempt(repo, parsed, reply, target, settings, hooks, timings, None)?;
+    if first.ending != Ending::BranchMoved || !target.replay {
+        return Ok(first);
+    }
+    replay::after_move(repo, parsed, reply, target, settings, timings, first, tree)
+}
+
+/// One try of [`apply`] on `target.base`; also the tree the operations ran
+/// on (the pre tree). `expect`: a later try's, held to what the first did:
+/// an operation that applies differently stops it before anything is
+/// committed (`branch_moved`, naming them).
+#[allow(clippy::too_many_arguments)]
+fn attempt(
     repo: &Repository,
     parsed: &Parsed<'_>,
     reply: &[u8],
@@ -448,7 +500,8 @@ pub fn apply(
     settings: &mut ResolveSettings<'_>,
     mut hooks: Hooks<'_>,
     timings: &mut Timings,
-) -> Result<Applied, Error> {
+    expect: Option<&replay::Expected<'_>>,
+) -> Result<(Applied, ObjectId), Error> {
     let (branch, base) = (target.branch, target.base);
     let base_tree = repo.tree_of(base)?;
     let mut left_ignored = Vec::new();
@@ -546,6 +599,21 @@ pub fn apply(
         return Err(Error::new("the request was cancelled; nothing was applied")
             .hint("send the reply again to apply it"));
     }
+    if let Some(expected) = expect {
+        let conflicts = replay::differences(repo, &tasks, expected, &reports, snapshot.tree)?;
+        if !conflicts.is_empty() {
+            let mut o = Applied::new(
+                Ending::BranchMoved,
+                replay::stale_message(repo, target, base),
+            );
+            o.branch = Some(replay::short(branch).to_string());
+            o.base = base;
+            o.reports = expected.reports.to_vec();
+            o.tally = Tally::of(expected.reports);
+            o.conflicts = conflicts;
+            return Ok((o, snapshot.tree));
+        }
+    }
 
     let mut out = if changed.is_empty() {
         let mut o = Applied::new(
@@ -631,5 +699,5 @@ pub fn apply(
     out.tally = tally;
     out.always = always;
     timings.mark("working tree, index");
-    Ok(out)
+    Ok((out, snapshot.tree))
 }

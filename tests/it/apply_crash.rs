@@ -543,12 +543,73 @@ fn concurrent_applies_run_one_after_another_and_lose_no_commit() {
     assert!(!f.git_path("clada.lock").exists(), "lock left");
 }
 
+/// A commit the user makes between the snapshot and the compare-and-swap
+/// (the pause is the last point before it) that the reply does not touch:
+/// the reply is planned again on the new tip and lands on top of it.
 #[test]
-fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
+fn a_commit_landing_before_the_cas_gets_the_reply_on_top() {
     let f = Fixture::new();
     let paused = f.pause_apply("journal-written");
     f.write("x.txt", "committed meanwhile\n");
     f.git(&["add", "x.txt"]);
+    f.commit("a commit made during the apply");
+    let mine = f.rev("main");
+    let out = paused.release();
+
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let short = &mine[..7];
+    assert!(
+        stdout.contains(&format!(
+            "on top of {short} (the branch moved during the apply)"
+        )),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        f.is_ancestor(&mine, "main"),
+        "main lost the commit made meanwhile"
+    );
+    // post, then pre (the user's work, on the commit made meanwhile).
+    assert_eq!(
+        f.rev("main~2"),
+        mine,
+        "{}",
+        f.git(&["log", "--oneline", "main"])
+    );
+    let merges = f.git(&["rev-list", "--merges", "--count", "main"]);
+    assert_eq!(merges.trim(), "0");
+    let mut expected: BTreeMap<String, String> = [
+        ("a.txt", A_NEW),
+        ("b.txt", B_USER),
+        ("c.txt", C_NEW),
+        ("sub/d.txt", D_NEW),
+        ("u.txt", U_USER),
+        ("x.txt", "committed meanwhile\n"),
+    ]
+    .into_iter()
+    .map(|(p, c)| (p.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(f.tree("main"), expected, "tree of main");
+    assert_eq!(f.worktree(), std::mem::take(&mut expected), "working tree");
+    assert_eq!(f.status(), "");
+    assert!(!f.git_path("clada.lock").exists(), "lock left");
+    assert!(
+        !f.git_path("clada-worktree-update").exists(),
+        "journal left"
+    );
+    f.assert_fsck_clean("after a replay");
+}
+
+/// A commit made meanwhile that changes a file the reply rewrites whole:
+/// applied again, the reply would undo it, so nothing is changed and the
+/// WRITE is named.
+#[test]
+fn a_conflicting_commit_before_the_cas_leaves_it_stale_naming_the_operation() {
+    let f = Fixture::new();
+    let paused = f.pause_apply("journal-written");
+    f.write("a.txt", "a changed meanwhile\n");
+    f.git(&["add", "a.txt"]);
     f.commit("a commit made during the apply");
     let mine = f.rev("main");
     let disk = f.worktree();
@@ -556,21 +617,82 @@ fn a_branch_moved_during_the_apply_is_kept_and_exits_3() {
     let out = paused.release();
 
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("branch_moved"),
+        stdout.lines().any(|l| l.starts_with("stale: [task-1] WRITE a.txt: replaces the whole file, and a.txt changed on the branch meanwhile")),
+        "{}",
+        text(&out)
+    );
+    // Only the operation that conflicts is named.
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("stale:")).count(),
+        1,
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains("branch_moved: main moved to"),
         "{}",
         text(&out)
     );
     assert_eq!(f.rev("main"), mine, "main lost the commit made meanwhile");
     assert_eq!(f.worktree(), disk, "the apply changed the working tree");
     assert_eq!(f.status(), status, "the apply changed the index");
-    assert_eq!(f.read("a.txt").as_deref(), Some(A_OLD));
     assert!(!f.git_path("clada.lock").exists(), "lock left");
     assert!(
         !f.git_path("clada-worktree-update").exists(),
         "journal left"
     );
     f.assert_fsck_clean("after a branch move");
+}
+
+/// SEARCH edits locate by content: a commit made meanwhile elsewhere in
+/// the same file is kept, and the edit lands beside it; one that changes
+/// the searched text makes the SEARCH fail there, and the apply is stale
+/// naming it (JSON lists it under `conflicts`).
+#[test]
+fn a_search_is_replayed_beside_a_commit_in_the_same_file_and_stale_on_its_text() {
+    const SEARCH: &str =
+        "<---SEARCH file=\"sub/d.txt\"--->\nold d\n<---REPLACE--->\nnew d\n<---END--->\n";
+    for (meanwhile, applies) in [("old d\nadded below\n", true), ("other d\n", false)] {
+        let f = Fixture::new();
+        std::fs::write(f.reply("search.md"), SEARCH).unwrap();
+        let paused = Paused::start(
+            f.apply("search.md", &["--format", "json"], &[]),
+            "journal-written",
+            f.dir.join("pause"),
+        );
+        f.write("sub/d.txt", meanwhile);
+        f.git(&["add", "sub/d.txt"]);
+        f.commit("a commit made during the apply");
+        let mine = f.rev("main");
+        let out = paused.release();
+        let json: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        if applies {
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+            assert_eq!(json["status"], "success");
+            assert_eq!(json["base"], mine.as_str());
+            assert_eq!(json["moved_from"], f.base.as_str());
+            assert_eq!(f.git(&["show", "main:sub/d.txt"]), "new d\nadded below\n");
+            assert_eq!(f.read("sub/d.txt").as_deref(), Some("new d\nadded below\n"));
+            assert!(f.is_ancestor(&mine, "main"));
+        } else {
+            assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+            assert_eq!(json["status"], "branch_moved");
+            let conflicts = json["conflicts"].as_array().expect("conflicts");
+            assert_eq!(conflicts.len(), 1, "{json}");
+            let line = conflicts[0].as_str().unwrap();
+            assert!(
+                line.starts_with("[task-1] SEARCH sub/d.txt: it replaced 1 match")
+                    && line.contains("ERROR (match_count_mismatch"),
+                "{line}"
+            );
+            assert_eq!(f.rev("main"), mine);
+            assert_eq!(f.read("sub/d.txt").as_deref(), Some("other d\n"));
+        }
+        f.assert_fsck_clean("after a replayed search");
+    }
 }
 
 /// The update reuses the index the status read only while the index file

@@ -362,7 +362,7 @@ fn run_is_refused_on_a_server_unless_server_run_is_set() {
     not(debug_assertions),
     ignore = "fault and pause points need a debug build (src/fault.rs)"
 )]
-fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
+fn pushes_for_other_branches_go_on_and_pushes_for_one_branch_wait_their_turn() {
     let s = setup();
     let other = clone(s.root.path(), &s.server, "other");
     ok(&other, &["switch", "-q", "-c", "feature"]);
@@ -370,6 +370,7 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
     ok(&other, &["add", "b.txt"]);
     ok(&other, &["commit", "-q", "-m", "add b"]);
     ok(&other, &["push", "-q", "origin", "feature"]);
+    let third = clone(s.root.path(), &s.server, "third");
     let main_tip = ok(&s.client, &["rev-parse", "HEAD"]);
     let feature_tip = ok(&other, &["rev-parse", "HEAD"]);
     note(&s.client, "HEAD", EDIT);
@@ -379,7 +380,7 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
         "<---SEARCH file=\"b.txt\"--->\none\n<---REPLACE--->\ntwo\n<---END--->\n",
     );
 
-    // The first push stops in post-receive right after taking the lock.
+    // The first push stops in post-receive once it holds main's turn.
     let pause = s.root.path().join("pause");
     let first = {
         let mut cmd = git_cmd(&s.client, &["push", "origin", "+refs/notes/clada-inbox"]);
@@ -391,35 +392,55 @@ fn two_clients_pushing_notes_at_once_are_applied_one_after_the_other() {
     while !reached.exists() {
         assert!(
             started.elapsed().as_secs() < 60,
-            "the first push never took the lock"
+            "the first push never took its turn"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let second = {
-        let mut cmd = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"]);
+    // Another branch: applied meanwhile.
+    let second = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"])
+        .output()
+        .expect("push");
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(!first.is_finished(), "the first push did not stay paused");
+    assert_eq!(ok(&s.server, &["show", "feature:b.txt"]), "two");
+    // The same branch: waits for the first.
+    note(
+        &third,
+        "HEAD",
+        "<---WRITE file=\"t.txt\"--->\nthird\n<---END--->\n",
+    );
+    let third_push = {
+        let mut cmd = git_cmd(&third, &["push", "origin", "+refs/notes/clada-inbox"]);
         std::thread::spawn(move || cmd.output().expect("push"))
     };
-    // While the first holds the lock, the second waits for it.
     std::thread::sleep(std::time::Duration::from_millis(700));
     assert!(
-        !second.is_finished(),
-        "the second push did not wait for the lock"
+        !third_push.is_finished(),
+        "the third push did not wait for main's turn"
     );
     std::fs::write(format!("{}.go", pause.display()), b"").unwrap();
-    let (first, second) = (first.join().unwrap(), second.join().unwrap());
+    let (first, third_push) = (first.join().unwrap(), third_push.join().unwrap());
     assert!(first.status.success(), "{}", text(&first.stderr));
-    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(third_push.status.success(), "{}", text(&third_push.stderr));
 
     fetch(&s.client);
     assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
     assert_eq!(ok(&s.client, &["show", "origin/feature:b.txt"]), "two");
-    for tip in [&main_tip, &feature_tip] {
-        let found = result(&s.client, tip);
-        assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
-    }
-    assert_eq!(
-        trailer(&result(&s.client, &feature_tip), "Clada-Branch"),
-        Some("feature")
+    let found = result(&s.client, &feature_tip);
+    assert_eq!(trailer(&found, "Clada-Status"), Some("success"), "{found}");
+    assert_eq!(trailer(&found, "Clada-Branch"), Some("feature"));
+    let short = &main_tip[..7];
+    assert!(
+        text(&first.stderr).contains(&format!("clada: note on {short}: success")),
+        "{}",
+        text(&first.stderr)
+    );
+    // After the first: its note's commit is no longer main's tip (a
+    // shared-inbox note names no branch to replay on).
+    assert!(
+        text(&third_push.stderr).contains(&format!("clada: note on {short}: stale")),
+        "{}",
+        text(&third_push.stderr)
     );
     ok(&s.server, &["fsck", "--strict", "--no-progress"]);
 }
@@ -1167,9 +1188,13 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     // applied; the second's hook dies before applying it. Recovered, the
     // second is stale: the first one's result and post commit are not its.
     let s = setup();
+    let base = ok(&s.client, &["rev-parse", "HEAD"]);
     let first = push_reply_fs(&s.client, EDIT, None);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    let second = request_by_hand(&s.client, "HEAD^0", "main", EDIT);
+    // Made for the commit the first was applied to (push-reply has moved
+    // the clone's branch on since): replayed on the tip, its SEARCH finds
+    // the first's change there and it is stale.
+    let second = request_by_hand(&s.client, &base, "main", EDIT);
     push_left_waiting(&s.client, &second, "twin");
     clada(s.root.path(), &s.server)
         .args(["hook", "recover"])
@@ -1496,4 +1521,359 @@ fn settings_given_to_git_with_c_reach_clada() {
     };
     assert!(parse("always").contains('\u{1b}'), "{}", parse("always"));
     assert!(!parse("never").contains('\u{1b}'), "{}", parse("never"));
+}
+
+/// Pushes `request` from `client` to `refs/clada/inbox/<id>`, the server's
+/// hooks aborted at `fault` when given.
+fn push_request(client: &Path, request: &str, id: &str, fault: Option<&str>) -> Output {
+    let mut cmd = git_cmd(
+        client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/{id}"),
+        ],
+    );
+    if let Some(point) = fault {
+        cmd.env("CLADA_FAULT", point);
+    }
+    cmd.output().unwrap()
+}
+
+/// `setup()`, then another commit on the server's main (`path` with
+/// `content`), pushed as a plain push: a request made for the first
+/// commit finds its branch moved. The first commit's id.
+fn moved(s: &Setup, path: &str, content: &str) -> String {
+    let base = ok(&s.client, &["rev-parse", "HEAD"]);
+    std::fs::write(s.client.join(path), content).unwrap();
+    ok(&s.client, &["add", path]);
+    ok(&s.client, &["commit", "-q", "-m", "meanwhile"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    base
+}
+
+#[test]
+fn a_request_whose_branch_moved_is_replayed_on_the_tip() {
+    let s = setup();
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "late", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "late");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert!(
+        result.contains(&format!("on top of {}", &tip[..7])),
+        "{result}"
+    );
+    let post = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(trailer(&result, "Clada-Post"), Some(post.as_str()));
+    // On the tip, not beside it: the other agent's commit is kept.
+    assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip);
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        ok(&s.server, &["show", "main:b.txt"]),
+        "another agent's file"
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_request_that_conflicts_with_the_moved_branch_is_stale_naming_the_operation() {
+    let s = setup();
+    let base = moved(&s, "a.txt", "howdy\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "clash", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "clash");
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert!(
+        result
+            .lines()
+            .any(|l| l.starts_with("stale: [task-1] SEARCH a.txt: it replaced 1 match")),
+        "{result}"
+    );
+    assert_eq!(trailer(&result, "Clada-Post"), None, "{result}");
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main"]),
+        tip,
+        "nothing applied"
+    );
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn server_replay_false_keeps_a_moved_branch_stale() {
+    let s = setup();
+    ok(&s.server, &["config", "clada.serverReplay", "false"]);
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    let pushed = push_request(&s.client, &request, "off", None);
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    let result = answered(&s.server, "off");
+    assert_eq!(trailer(&result, "Clada-Status"), Some("stale"), "{result}");
+    assert!(result.contains("main is no longer at"), "{result}");
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main"]),
+        tip,
+        "nothing applied"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn a_replayed_request_whose_hook_died_after_the_move_is_answered_once() {
+    let s = setup();
+    let base = moved(&s, "b.txt", "another agent's file\n");
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    let request = request_by_hand(&s.client, &base, "main", EDIT);
+    push_request(&s.client, &request, "cut", Some("branch-moved"));
+    let post = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main^"]),
+        tip,
+        "applied on the tip"
+    );
+    clada(s.root.path(), &s.server)
+        .args(["hook", "recover"])
+        .assert()
+        .success();
+    let result = answered(&s.server, "cut");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Post"),
+        Some(post.as_str()),
+        "{result}"
+    );
+    assert_eq!(ok(&s.server, &["rev-parse", "main"]), post, "applied once");
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn two_push_replies_in_a_row_from_one_clone_both_apply() {
+    let s = setup();
+    let first = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let stderr = text(&first.stderr);
+    assert!(
+        stderr.contains("main fast-forwarded to") && !stderr.contains("git merge"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(ok(&s.client, &["status", "--porcelain"]), "");
+    // At once, no fetch or merge by hand: sent for the new tip.
+    let again = "<---SEARCH file=\"a.txt\"--->\nhello\n<---REPLACE--->\nhello again\n<---END--->\n";
+    let second = push_reply_fs(&s.client, again, None);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello again");
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hello again\n"
+    );
+    assert_eq!(ok(&s.client, &["status", "--porcelain"]), "");
+    assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "3");
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn push_reply_keeps_uncommitted_changes_in_a_path_it_changes_and_says_so() {
+    let s = setup();
+    std::fs::write(s.client.join("a.txt"), "hi\nmine, uncommitted\n").unwrap();
+    std::fs::write(s.client.join("u.txt"), "untracked\n").unwrap();
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("clada: kept a.txt: you have uncommitted changes in it")),
+        "{stderr}"
+    );
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(ok(&s.client, &["show", "HEAD:a.txt"]), "hello");
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hi\nmine, uncommitted\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("u.txt")).unwrap(),
+        "untracked\n"
+    );
+    assert_eq!(
+        ok(&s.client, &["status", "--porcelain"]),
+        "M a.txt\n?? u.txt"
+    );
+}
+
+#[test]
+fn push_reply_no_update_and_a_failed_request_leave_the_branch() {
+    let s = setup();
+    let tip = ok(&s.client, &["rev-parse", "main"]);
+    let missing = "<---SEARCH file=\"a.txt\"--->\nnot there\n<---REPLACE--->\nx\n<---END--->\n";
+    let failed = push_reply_fs(&s.client, missing, None);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    let stderr = text(&failed.stderr);
+    assert!(
+        !stderr.contains("merge") && !stderr.contains("fast-forwarded"),
+        "{stderr}"
+    );
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), tip);
+
+    let out = push_reply_within(
+        &s.client,
+        EDIT,
+        None,
+        &["--timeout", "200ms", "--no-update"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("git merge --ff-only origin/main"),
+        "{stderr}"
+    );
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), tip);
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("a.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
+    // Two pushes at once, for two branches, whose hooks apply in parallel
+    // and are both killed at the same point; recovery answers each once.
+    let points = [
+        "hook-locked",
+        "post-committed",
+        "branch-moved",
+        "noted",
+        "hook-noted",
+        "hook-answered",
+    ];
+    for point in points {
+        let s = setup();
+        let other = clone(s.root.path(), &s.server, "other");
+        ok(&other, &["switch", "-q", "-c", "feature"]);
+        ok(&other, &["push", "-q", "origin", "feature"]);
+        let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+        let on_main = request_by_hand(&s.client, "HEAD", "main", EDIT);
+        let on_feature = request_by_hand(&other, "HEAD", "feature", EDIT);
+        let pushes: Vec<_> = [(&s.client, on_main, "m"), (&other, on_feature, "f")]
+            .into_iter()
+            .map(|(dir, request, id)| {
+                let mut cmd = git_cmd(
+                    dir,
+                    &[
+                        "push",
+                        "origin",
+                        &format!("{request}:refs/clada/inbox/{id}"),
+                    ],
+                );
+                cmd.env("CLADA_FAULT", point);
+                std::thread::spawn(move || cmd.output().expect("push"))
+            })
+            .collect();
+        let mut said = String::new();
+        for push in pushes {
+            let out = push.join().unwrap();
+            assert!(out.status.success(), "{point}: {}", text(&out.stderr));
+            said.push_str(&text(&out.stderr));
+        }
+        let recovered = clada(s.root.path(), &s.server)
+            .args(["hook", "recover"])
+            .output()
+            .unwrap();
+        assert!(recovered.status.success());
+        said.push_str(&text(&recovered.stdout));
+        let left = ok(
+            &s.server,
+            &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
+        );
+        assert_eq!(left, "", "{point}: every request is taken away");
+        for (id, branch) in [("m", "main"), ("f", "feature")] {
+            let result = answered(&s.server, id);
+            assert_eq!(
+                trailer(&result, "Clada-Status"),
+                Some("success"),
+                "{point} {branch}: {result}\n--- what the hooks said:\n{said}"
+            );
+            // Applied exactly once, on the request's commit.
+            let post = ok(&s.server, &["rev-parse", branch]);
+            assert_eq!(
+                ok(&s.server, &["rev-parse", &format!("{branch}^")]),
+                tip,
+                "{point}"
+            );
+            assert_eq!(
+                trailer(&result, "Clada-Post"),
+                Some(post.as_str()),
+                "{point}"
+            );
+            assert_eq!(
+                ok(&s.server, &["show", &format!("{branch}:a.txt")]),
+                "hello"
+            );
+        }
+        ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+        // A push afterwards is not held up by what the killed hooks left.
+        ok(&s.client, &["push", "-q", "origin", "main:later"]);
+        assert!(!s.server.join("clada.lock").exists(), "{point}");
+    }
+}
+
+#[test]
+fn a_push_reply_from_a_clone_behind_the_server_is_replayed_on_its_tip() {
+    let s = setup();
+    let other = clone(s.root.path(), &s.server, "other");
+    std::fs::write(other.join("b.txt"), "another agent's file\n").unwrap();
+    ok(&other, &["add", "b.txt"]);
+    ok(&other, &["commit", "-q", "-m", "meanwhile"]);
+    ok(&other, &["push", "-q", "origin", "main"]);
+    let tip = ok(&s.server, &["rev-parse", "main"]);
+    // The clone knows the new tip but its branch is behind it (as after a
+    // stale result): the request is sent for its own commit alone.
+    ok(&s.client, &["fetch", "-q", "origin"]);
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(ok(&s.server, &["rev-parse", "main^"]), tip);
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        ok(&s.client, &["rev-parse", "main"]),
+        ok(&s.server, &["rev-parse", "main"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("b.txt")).unwrap(),
+        "another agent's file\n"
+    );
 }

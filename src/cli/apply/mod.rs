@@ -465,6 +465,8 @@ pub(crate) fn apply_or_stop(
         worktree: true,
         refuse_run: None,
         request: None,
+        replay: true,
+        shared: None,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let rendered = apply_and_render_for(

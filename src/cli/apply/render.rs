@@ -54,6 +54,14 @@ struct JsonReport<'a> {
     verify: Option<&'a Verified>,
     /// What went wrong after the branch moved that the apply survived.
     warnings: &'a [String],
+    /// `branch_moved`: each operation that would apply differently on
+    /// the branch's new tip, with why (doc/replay.md).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    conflicts: &'a [String],
+    /// The branch's commit when the apply started, when the reply was
+    /// applied on the tip it had moved to (`base`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moved_from: Option<String>,
 }
 
 #[derive(Serialize, Default)]
@@ -113,6 +121,8 @@ pub(crate) fn fatal_report<'a>(parsed: &'a Parsed<'_>, message: String) -> impl 
         your_work: &[],
         verify: None,
         warnings: &[],
+        conflicts: &[],
+        moved_from: None,
     }
 }
 
@@ -191,6 +201,8 @@ pub(crate) fn render(
             your_work: &applied.your_work,
             verify: applied.verify.as_ref(),
             warnings: &applied.warnings,
+            conflicts: &applied.conflicts,
+            moved_from: applied.moved_from.map(|id| id.to_string()),
         };
         serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
         return w.write_all(b"\n");
@@ -297,6 +309,9 @@ pub(crate) fn render(
         }
         _ => String::new(),
     };
+    for conflict in &applied.conflicts {
+        writeln!(w, "stale: {conflict}")?;
+    }
     writeln!(w, "clada: {}{ids}", applied.message)?;
     if !parsed.dropped.is_empty() {
         let n = parsed.dropped.len();

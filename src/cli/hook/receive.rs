@@ -25,6 +25,7 @@ use crate::git::commit::Identity;
 use crate::git::inbox::Note;
 use crate::git::lock::Claim;
 use crate::git::quarantine::Quarantine;
+use crate::git::queue::Tickets;
 use crate::git::{GitError, Head, ObjectId, Repository};
 use crate::hook::branches::Allowed;
 use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, result_ref};
@@ -56,6 +57,27 @@ pub(super) struct Server {
     pub(super) syntax: syntax_::Choice,
     /// `clada.serverBranches`: the branches requests may write.
     pub(super) branches: Allowed,
+    /// `clada.serverReplay` (default true): a request whose base is no
+    /// longer its branch's tip is applied on the tip when every operation
+    /// applies there as it did (doc/replay.md).
+    pub(super) replay: bool,
+    /// Whether this hook holds `clada.lock` now (`Server::shared`).
+    held: std::cell::Cell<bool>,
+}
+
+/// `clada.lock`, held by [`Server::shared`] while shared references are
+/// written; lets it go when dropped (unless it was held already).
+pub(super) struct Shared<'s> {
+    lock: Option<crate::git::lock::Lock>,
+    held: &'s std::cell::Cell<bool>,
+}
+
+impl Drop for Shared<'_> {
+    fn drop(&mut self) {
+        if self.lock.take().is_some() {
+            self.held.set(false);
+        }
+    }
 }
 
 impl Server {
@@ -99,6 +121,8 @@ impl Server {
             inbox,
             results,
             run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
+            replay: layers.get_bool(None, "serverReplay")?.unwrap_or(true),
+            held: std::cell::Cell::new(false),
             max_notes,
             lock_timeout,
             syntax: apply::syntax_choice(None, Some(repo))?,
@@ -123,6 +147,28 @@ impl Server {
             .filter(|u| u.old.is_none())
             .filter_map(|u| Some((request_id(&u.name)?.to_string(), u.new?)))
             .collect()
+    }
+
+    /// Takes `clada.lock` for writing references every hook writes (the
+    /// result and reply notes, result, rejected and request references,
+    /// and a branch's compare-and-swap): requests for different branches
+    /// are applied at the same time, each under its branch's queue
+    /// (`git/queue.rs`), and meet only here, for milliseconds. Nothing to
+    /// take when this hook holds it already.
+    pub(super) fn shared(&self, repo: &Repository) -> Result<Shared<'_>, CliError> {
+        if self.held.get() {
+            return Ok(Shared {
+                lock: None,
+                held: &self.held,
+            });
+        }
+        let lock = crate::git::lock::acquire(repo.git_dir(), self.lock_timeout)
+            .map_err(|e| CliError::new(e.to_string()))?;
+        self.held.set(true);
+        Ok(Shared {
+            lock: Some(lock),
+            held: &self.held,
+        })
     }
 
     fn too_many(&self, n: usize) -> Option<String> {
@@ -440,6 +486,16 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
         .map(|r| Claim::take(claims_dir(repo).join(claim_file(&r.id))))
         .collect();
     let orphans = orphans(repo, &ours, out)?;
+    // In the queue of each branch this push's requests are for, in order
+    // of arrival: requests for one branch are applied one at a time, for
+    // different branches at once. With requests of stopped hooks to
+    // answer first, after them: those wait in their own branches' queues
+    // one at a time, and a hook waiting there must hold no turn of its
+    // own (two hooks could each hold what the other waits for).
+    let keys = queue_keys(repo, &server, &notes, &ours)?;
+    let mut tickets = orphans
+        .is_empty()
+        .then(|| Tickets::take(repo.git_dir(), &keys));
     if notes.is_empty() && ours.is_empty() && orphans.is_empty() {
         return Ok(Outcome::Success);
     }
@@ -476,26 +532,42 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
             .map(|(n, input)| (*n, input, parse_input(input, server.syntax, &delims)))
             .collect(),
     );
-    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout).map_err(|e| {
-        let mut list: Vec<String> = notes.iter().map(|n| format!("the note on {}", repo.short(n.target))).collect();
+    let unanswered = |e: String| {
+        let mut list: Vec<String> = notes
+            .iter()
+            .map(|n| format!("the note on {}", repo.short(n.target)))
+            .collect();
         list.extend(ours.iter().map(|r| format!("the request {}", r.id)));
         if list.is_empty() {
             list.push("no request of this push".to_string());
         }
         CliError::new(format!("{e}; {} were not answered", list.join(", ")))
         .hint("requests pushed under refs/clada/inbox/ are answered by the next push to this repository (or git clada hook recover on the server); a note in the shared inbox must be replaced by a changed one and pushed again. Raise git config clada.lockTimeout if this is frequent")
-    })?;
+    };
+    let author = author_of(repo)?;
+    // The requests left by stopped hooks first (they are older), each in
+    // its branch's queue.
+    let recovered = recover(repo, &server, &author, orphans, out);
+    let tickets = tickets.get_or_insert_with(|| Tickets::take(repo.git_dir(), &keys));
+    tickets.wait(server.lock_timeout).map_err(unanswered)?;
+    // Commands run in the repository's one scratch working tree: a
+    // server that runs them applies one request at a time, as before.
+    // Taken after the turn, never before: a hook holding clada.lock must
+    // not wait for a turn another hook holds while it needs clada.lock.
+    let _whole = if server.run {
+        Some(server.shared(repo).map_err(|e| unanswered(e.message))?)
+    } else {
+        None
+    };
     fault::point("hook-locked");
-    let author = apply::author(None, &Layers::new(Some(repo)))?;
     let mut outcome = Outcome::Success;
     let mut tally = |status: Option<String>| {
         if status.is_some_and(|s| s != "success") {
             outcome = Outcome::Failed;
         }
     };
-    // The oldest first: requests left by a stopped hook. One request's
-    // trouble is its own: the others are still answered.
-    if let Err(e) = recover(repo, &server, &author, orphans, out) {
+    // One request's trouble is its own: the others are still answered.
+    if let Err(e) = recovered {
         say!(
             out,
             "clada: recovering waiting requests: error: {}",
@@ -540,6 +612,36 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
     Ok(outcome)
 }
 
+fn author_of(repo: &Repository) -> Result<Identity, CliError> {
+    apply::author(None, &Layers::new(Some(repo)))
+}
+
+/// The branches (full names) the queues of which this push's requests
+/// wait in: the one a request names, else those whose tip is a note's
+/// commit.
+pub(super) fn queue_keys(
+    repo: &Repository,
+    server: &Server,
+    notes: &[Note],
+    ours: &[Request],
+) -> Result<Vec<String>, CliError> {
+    let mut keys = Vec::new();
+    let unnamed = ours
+        .iter()
+        .filter(|r| r.branch.is_none())
+        .flat_map(|r| &r.notes);
+    for note in notes.iter().chain(unnamed) {
+        keys.extend(
+            repo.branches_at(note.target)
+                .map_err(git)?
+                .into_iter()
+                .filter(|b| server.branches.allows(b)),
+        );
+    }
+    keys.extend(ours.iter().filter_map(|r| r.branch.clone()));
+    Ok(keys)
+}
+
 /// Answers `note` (an error is an answer too) and writes its result note
 /// in the shared results ref: its status and text.
 pub(super) fn answer_and_note(
@@ -574,6 +676,7 @@ pub(super) fn write_result(
     result: &ResultNote,
 ) -> Result<String, CliError> {
     let text = result.render();
+    let _shared = server.shared(repo)?;
     repo.set_note_with(
         author,
         &server.results,
@@ -709,6 +812,11 @@ pub(super) fn answer(
         Some(name) if repo.ref_target(name).map_err(git)? == Some(note.target) => {
             Choice::One(name.to_string())
         }
+        // Moved since: applied on its tip by the transaction's replay,
+        // which refuses a tip not built on the note's commit.
+        Some(name) if server.replay && repo.ref_target(name).map_err(git)?.is_some() => {
+            Choice::One(name.to_string())
+        }
         Some(name) => {
             let name = short_branch(name);
             result.status = "stale".into();
@@ -785,6 +893,12 @@ pub(super) fn answer(
         output_mode: Some(OutputMode::Buffer),
         ..ApplyArgs::default()
     };
+    let shared = || -> Result<Box<dyn crate::transaction::Held + '_>, crate::transaction::Error> {
+        server
+            .shared(repo)
+            .map(|s| Box::new(s) as Box<dyn crate::transaction::Held + '_>)
+            .map_err(|e| crate::transaction::Error::new(e.message))
+    };
     let target = Target {
         branch: &branch,
         base: Some(note.target),
@@ -793,6 +907,8 @@ pub(super) fn answer(
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
         request: request_name.as_deref(),
+        replay: server.replay,
+        shared: Some(&shared),
     };
     if reply.is_empty() {
         let applied = crate::transaction::no_operations(reply);
@@ -811,7 +927,12 @@ pub(super) fn answer(
     ) {
         Ok(rendered) => {
             let ending = rendered.applied.ending;
-            result.status = ending.name().to_string();
+            result.status = match ending {
+                // Moved under it and not applied on the new tip: the
+                // server's word for a request whose base is gone.
+                crate::transaction::Ending::BranchMoved => "stale".to_string(),
+                _ => ending.name().to_string(),
+            };
             result.post = rendered.applied.post.filter(|_| {
                 use crate::transaction::Ending;
                 matches!(

@@ -24,8 +24,10 @@ use crate::cli::{CliError, Outcome, settings};
 use crate::report::Tally;
 
 use super::receive::{
-    RUN_REFUSED, Replies, Server, answer_and_note, git, read_reply, short_branch, write_result,
+    RUN_REFUSED, Replies, Server, answer_and_note, git, queue_keys, read_reply, short_branch,
+    write_result,
 };
+use crate::git::queue::Tickets;
 
 /// A request pushed under a reference of its own.
 pub(super) struct Request {
@@ -86,9 +88,10 @@ pub(super) fn orphans(
     Ok(found)
 }
 
-/// Answers `orphans` (under the lock): requests whose own hook stopped
-/// before answering them. Each is looked at again first: its hook may
-/// have come back to life (a claim written late) or answered it.
+/// Answers `orphans`: requests whose own hook stopped before answering
+/// them. Each waits its turn in its branch's queue, as a pushed request
+/// does (`git/queue.rs`), and is looked at again first: its hook may have
+/// come back to life (a claim written late) or answered it.
 pub(super) fn recover(
     repo: &Repository,
     server: &Server,
@@ -109,8 +112,23 @@ pub(super) fn recover(
             request.id
         );
         // The claim keeps a second recovering hook away (it would wait for
-        // the lock, then find the result anyway).
+        // the turn, then find the result anyway).
         let _claim = Claim::take(dir.join(claim_file(&request.id)));
+        // Its own hook, alive after all (the moment before it claimed it),
+        // answers it in the same queue: whichever comes second finds the
+        // other's answer.
+        let keys = queue_keys(repo, server, &[], std::slice::from_ref(&request))?;
+        let mut tickets = Tickets::take(repo.git_dir(), &keys);
+        if let Err(e) = tickets.wait(server.lock_timeout) {
+            say!(out, "clada: request {}: not answered now: {e}", request.id);
+            continue;
+        }
+        // With commands run (one scratch working tree), one at a time.
+        let _whole = if server.run {
+            Some(server.shared(repo)?)
+        } else {
+            None
+        };
         // One request's trouble is its own: the others are still answered.
         if let Err(e) = answer_request(repo, server, author, &request, Came::Left, out) {
             say!(out, "clada: request {}: error: {}", request.id, e.message);
@@ -128,8 +146,6 @@ pub fn recover_now(repo: &Repository, out: &mut String) -> Result<Outcome, CliEr
         say!(out, "clada: no request is waiting for an answer");
         return Ok(Outcome::Success);
     }
-    let _lock = crate::git::lock::acquire(repo.git_dir(), server.lock_timeout)
-        .map_err(|e| CliError::new(e.to_string()))?;
     let author = apply::author(None, &Layers::new(Some(repo)))?;
     recover(repo, &server, &author, orphans, out)?;
     Ok(Outcome::Success)
@@ -159,9 +175,9 @@ pub(super) fn answer_request(
     out: &mut String,
 ) -> Result<Vec<String>, CliError> {
     let none = Replies::default();
-    let (pushed, replies, recovering) = match came {
-        Came::Pushed(pushed, replies) => (pushed, replies, false),
-        Came::Left => (&[][..], &none, true),
+    let (pushed, replies) = match came {
+        Came::Pushed(pushed, replies) => (pushed, replies),
+        Came::Left => (&[][..], &none),
     };
     let id = &request.id;
     let results = result_ref(id);
@@ -171,16 +187,18 @@ pub(super) fn answer_request(
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
         print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
+        let _shared = server.shared(repo)?;
         remove_request(repo, author, request, out);
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
     for note in &request.notes {
-        let earlier = if recovering {
-            answered_before(repo, server, author, note, request)?
-        } else {
-            None
-        };
+        // Looked for even for a request of this push: a hook that
+        // recovered it in the moment before this one claimed it, and was
+        // stopped in turn, may have applied it (the branch's queue keeps
+        // two from answering it at once; this keeps a replay from
+        // applying it twice).
+        let earlier = answered_before(repo, server, author, note, request)?;
         let (status, text) = match earlier {
             Some(found) => found,
             None => answer_and_note(repo, server, author, note, pushed, Some(request), replies)?,
@@ -207,10 +225,12 @@ pub(super) fn answer_request(
         .map(|(target, _, text)| (*target, text.as_bytes()))
         .collect();
     let commit = repo.notes_commit(author, &entries, &message).map_err(git)?;
+    let shared = server.shared(repo)?;
     repo.create_ref(author, &results, commit, "clada: result of a request")
         .map_err(git)?;
     fault::point("hook-answered");
     remove_request(repo, author, request, out);
+    drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
         print_result(repo, id, status, text, out);
@@ -287,8 +307,9 @@ fn answered_before(
         return Ok(Some((status, String::from_utf8_lossy(&old).into_owned())));
     }
     // A server apply has no pre commit: the post commit's parent is the
-    // note's commit, and its message names the reply's blob and the
-    // request.
+    // note's commit, or a later tip of its branch when the branch had
+    // moved and the reply was applied there (doc/replay.md); its message
+    // names the reply's blob and the request.
     let reply = format!("Clada-Reply: {}", note.blob);
     let made_for = format!("Clada-Request-Ref: {name}");
     // Commits on the note's commit that say they were made from this reply
@@ -301,17 +322,18 @@ fn answered_before(
         let Some(tip) = repo.ref_target(&branch).map_err(git)? else {
             continue;
         };
-        // Other requests may have been applied on top since.
+        // Other requests may have been applied on top since; nothing at
+        // or below the note's commit can be this request's apply.
         for commit in repo.first_parents(tip, 64).map_err(git)? {
-            let info = repo.commit_info(commit).map_err(git)?;
-            if info.first_parent() != Some(note.target) {
-                continue;
+            if commit == note.target {
+                break;
             }
+            let info = repo.commit_info(commit).map_err(git)?;
             let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
             if says(&reply) && says(&made_for) {
                 found.push((branch.clone(), commit, info));
+                break;
             }
-            break;
         }
     }
     let mut result = ResultNote {
@@ -326,7 +348,8 @@ fn answered_before(
         [] => return Ok(None),
         [(branch, commit, info)] => {
             result.branch = Some(short_branch(branch).to_string());
-            if made_from_reply(repo, server, note, *commit)? {
+            let on = info.first_parent().unwrap_or(note.target);
+            if made_from_reply(repo, server, note, on, *commit)? {
                 let all_done = info
                     .message
                     .lines()
@@ -349,7 +372,7 @@ fn answered_before(
                     "error: {} on {} names this request and its reply, but is not what the reply makes on {} with this server's settings now; it was not taken as this request's answer, and the request was not applied again\nhint: if {} holds the reply's change (the settings changed since it was made), go on from it; if not, someone else wrote it in the request's name\n",
                     repo.short(*commit),
                     short_branch(branch),
-                    repo.short(note.target),
+                    repo.short(on),
                     repo.short(*commit)
                 );
             }
@@ -371,8 +394,8 @@ fn answered_before(
     Ok(Some((result.status, text)))
 }
 
-/// Whether `commit`'s tree is the one the note's reply makes on the
-/// note's commit. Its trailers alone do not make a commit the answer to a
+/// Whether `commit`'s tree is the one the note's reply makes on `on` (the
+/// note's commit, or the tip it was applied on after the branch moved). Its trailers alone do not make a commit the answer to a
 /// request: anyone who may push the branch can write them (and the
 /// request's id and reply are there for anyone to read). A reply whose
 /// commands this server runs (`clada.serverRun`) cannot be checked so
@@ -381,6 +404,7 @@ fn made_from_reply(
     repo: &Repository,
     server: &Server,
     note: &Note,
+    on: ObjectId,
     commit: ObjectId,
 ) -> Result<bool, CliError> {
     let input = read_reply(repo, note)?;
@@ -392,11 +416,9 @@ fn made_from_reply(
     // Nothing written: the tree is only compared.
     let scratch = repo.in_memory();
     let refuse = (!server.run).then_some(RUN_REFUSED);
-    Ok(
-        match apply::replayed_tree(&scratch, &parsed, note.target, refuse) {
-            Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
-            Ok(None) => true,
-            Err(_) => false,
-        },
-    )
+    Ok(match apply::replayed_tree(&scratch, &parsed, on, refuse) {
+        Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
+        Ok(None) => true,
+        Err(_) => false,
+    })
 }

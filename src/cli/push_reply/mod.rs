@@ -10,6 +10,7 @@
 //! (doc/architecture.md lists every such call).
 
 mod rebuild;
+mod update;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -36,7 +37,12 @@ use super::{CliError, Outcome, ReplyInput};
 /// the result is fetched, retrying until --timeout. The applied branch is
 /// brought into REMOTE/BRANCH (its new commit rebuilt here from the reply
 /// when that gives the server's commit, else fetched), and the result
-/// printed. No shared ref is written,
+/// printed. After a request that applied, the local BRANCH is
+/// fast-forwarded to the applied commit when it is still where the
+/// request was made (with the working tree when it is checked out: only
+/// the files the request changed, your uncommitted changes kept), so the
+/// next reply can be sent at once; --no-update leaves it. No shared ref is
+/// written,
 /// so agents pushing at the same time never make each other's pushes
 /// fail.
 ///
@@ -68,6 +74,12 @@ pub struct PushReplyArgs {
     /// still fetched when the push's output does not hold it)
     #[arg(long)]
     pub no_fetch: bool,
+    /// Leave the local branch where it is after the request applied
+    /// (by default it is fast-forwarded to the applied commit when it is
+    /// still at the commit the reply was sent for, and the working tree
+    /// with it, your uncommitted work kept)
+    #[arg(long)]
+    pub no_update: bool,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -121,12 +133,19 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             .hint("use letters, digits, '-', '.', '_' and '/'"));
     }
     // A named remote has remote-tracking branches: when ours is at the
-    // tip, the server has it; otherwise the branch goes along.
+    // tip or past it (the branch moved on the server since, and the
+    // request is replayed there), the server has it; otherwise the branch
+    // goes along.
     let named = repo
         .config_string(&format!("remote.{}.url", args.remote))
         .is_some();
     let tracking = format!("refs/remotes/{}/{}", args.remote, args.branch);
-    let known = named && repo.ref_target(&tracking).ok().flatten() == Some(tip);
+    let known = named
+        && repo
+            .ref_target(&tracking)
+            .ok()
+            .flatten()
+            .is_some_and(|t| t == tip || repo.is_ancestor(tip, t).unwrap_or(false));
     let mut push = git();
     push.args(["push", "--porcelain"]);
     if !known {
@@ -203,7 +222,34 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     };
     super::write_stdout(|out| out.write_all(&text))?;
     let status = status_of(&text);
-    if fetch_branch && matches!(status.as_deref(), Some("success" | "failed" | "partial")) {
+    // Only a request that moved the server's branch has something to
+    // bring here; a refused or failed one leaves the branch alone.
+    let applied = matches!(status.as_deref(), Some("success" | "partial"));
+    let mut hint = fetch_branch && applied;
+    if let Some(post) = post_of(&text).filter(|_| applied && !args.no_update) {
+        // Opened again: the fetch wrote objects behind the first handle's
+        // back.
+        let updated = Repository::discover(std::path::Path::new("."))
+            .map_err(|e| CliError::new(e.to_string()))?
+            .ok_or_else(|| CliError::new("the repository went away"))
+            .and_then(|repo| update::update_branch(&repo, &author, &branch, tip, post));
+        match updated {
+            Ok(update::Updated::Moved(said)) => {
+                hint = false;
+                for line in said {
+                    eprintln!("clada: {line}");
+                }
+            }
+            Ok(update::Updated::Left(why)) => {
+                eprintln!("clada: {} was left where it is: {why}", args.branch)
+            }
+            Err(e) => eprintln!(
+                "clada: warning: {} was not updated: {}",
+                args.branch, e.message
+            ),
+        }
+    }
+    if hint {
         eprintln!(
             "clada: {}/{b} is the applied branch; to work on: git merge --ff-only {}/{b}",
             args.remote,
