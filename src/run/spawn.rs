@@ -56,6 +56,11 @@ impl Cancel {
     pub fn is_set(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
+
+    /// Whether `other` is this same flag (a clone of it).
+    pub fn is(&self, other: &Cancel) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// How a command ended.

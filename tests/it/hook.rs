@@ -1015,6 +1015,9 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
         } else {
             clada(s.root.path(), &s.server)
                 .args(["hook", "recover"])
+                // Dated as the pushes are: results are kept by their dates.
+                .env("GIT_COMMITTER_DATE", DATE)
+                .env("GIT_AUTHOR_DATE", DATE)
                 .assert()
                 .success();
         }
@@ -1198,6 +1201,9 @@ fn a_recovered_request_is_not_mistaken_for_another_with_the_same_reply() {
     push_left_waiting(&s.client, &second, "twin");
     clada(s.root.path(), &s.server)
         .args(["hook", "recover"])
+        // Dated as the pushes are: results are kept by their dates.
+        .env("GIT_COMMITTER_DATE", DATE)
+        .env("GIT_AUTHOR_DATE", DATE)
         .assert()
         .success();
     let result = answered(&s.server, "twin");
@@ -1645,6 +1651,9 @@ fn a_replayed_request_whose_hook_died_after_the_move_is_answered_once() {
     );
     clada(s.root.path(), &s.server)
         .args(["hook", "recover"])
+        // Dated as the pushes are: results are kept by their dates.
+        .env("GIT_COMMITTER_DATE", DATE)
+        .env("GIT_AUTHOR_DATE", DATE)
         .assert()
         .success();
     let result = answered(&s.server, "cut");
@@ -1812,6 +1821,9 @@ fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
         }
         let recovered = clada(s.root.path(), &s.server)
             .args(["hook", "recover"])
+            // Dated as the pushes are: results are kept by their dates.
+            .env("GIT_COMMITTER_DATE", DATE)
+            .env("GIT_AUTHOR_DATE", DATE)
             .output()
             .unwrap();
         assert!(recovered.status.success());

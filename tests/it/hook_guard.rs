@@ -161,43 +161,62 @@ fn recover_at(server: &Path, date: &str) -> String {
     text(&out.stderr)
 }
 
-fn results(server: &Path) -> usize {
-    ok(server, &["for-each-ref", "refs/clada/results/"])
-        .lines()
-        .count()
+fn results(server: &Path) -> Vec<String> {
+    ok(
+        server,
+        &["for-each-ref", "--format=%(refname)", "refs/clada/results/"],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+/// Pushes a request as `id` from `client` on `date`: its hooks run then.
+fn push_request_at(client: &Path, id: &str, date: &str) -> String {
+    let commit = request(client, "main");
+    let pushed = crate::hook::git_cmd(
+        client,
+        &["push", "origin", &format!("{commit}:refs/clada/inbox/{id}")],
+    )
+    .env("GIT_COMMITTER_DATE", date)
+    .env("GIT_AUTHOR_DATE", date)
+    .output()
+    .unwrap();
+    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    ok(client, &["fetch", "-q", "origin", "main"]);
+    ok(client, &["reset", "-q", "--hard", "origin/main"]);
+    text(&pushed.stderr)
 }
 
 #[test]
 fn results_older_than_results_expire_are_removed() {
     let (_root, server, client) = server();
-    // Answered at the tests' fixed date (2026-01-01).
-    let commit = request(&client, "main");
-    let pushed = run(
-        &client,
-        &["push", "origin", &format!("{commit}:refs/clada/inbox/one")],
-    );
-    assert!(pushed.status.success(), "{}", text(&pushed.stderr));
-    assert_eq!(results(&server), 1);
+    push_request_at(&client, "one", "2026-01-01T00:00:00Z");
     // Six days on: kept (the default is a week).
-    recover_at(&server, "2026-01-07T00:00:00Z");
-    assert_eq!(results(&server), 1);
-    // Kept for good when so configured.
+    push_request_at(&client, "two", "2026-01-07T00:00:00Z");
+    assert_eq!(results(&server).len(), 2);
+    // An idle server keeps its last week, however late recovery runs.
+    recover_at(&server, "2026-06-01T00:00:00Z");
+    assert_eq!(results(&server).len(), 2);
+    // Kept for good when so configured, and a bad value keeps them too,
+    // saying so.
     ok(&server, &["config", "clada.resultsExpire", "never"]);
-    recover_at(&server, "2026-03-01T00:00:00Z");
-    assert_eq!(results(&server), 1);
-    // A bad value keeps them, and says so.
+    push_request_at(&client, "three", "2026-01-20T00:00:00Z");
+    assert_eq!(results(&server).len(), 3);
     ok(&server, &["config", "clada.resultsExpire", "soon"]);
-    let said = recover_at(&server, "2026-03-01T00:00:00Z");
+    let said = recover_at(&server, "2026-06-01T00:00:00Z");
     assert!(said.contains("is not a duration"), "{said}");
-    assert_eq!(results(&server), 1);
-    // Eight days on, with the default: removed.
+    assert_eq!(results(&server).len(), 3);
+    // With the default again, the next push removes what is over a week
+    // older than its own answer.
     ok(&server, &["config", "--unset", "clada.resultsExpire"]);
-    let said = recover_at(&server, "2026-01-09T00:00:00Z");
+    let said = push_request_at(&client, "four", "2026-01-21T00:00:00Z");
     assert!(
-        said.contains("removed 1 result reference older than a week"),
+        said.contains("removed 2 result references older than a week"),
         "{said}"
     );
-    assert_eq!(results(&server), 0);
-    // The branch and its history are untouched.
-    assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        results(&server),
+        ["refs/clada/results/four", "refs/clada/results/three"]
+    );
 }

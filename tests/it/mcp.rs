@@ -460,6 +460,11 @@ fn a_dry_run_changes_nothing_and_returns_the_patch() {
 #[test]
 fn check_and_read_change_nothing() {
     let dir = project();
+    std::fs::write(dir.path().join(".gitignore"), "secret.env\nverify-ran\n").unwrap();
+    common::git(dir.path(), &["add", ".gitignore"]);
+    common::commit(dir.path(), &["-q", "-m", "ignore"]);
+    std::fs::write(dir.path().join("secret.env"), "TOKEN=abc\n").unwrap();
+    common::git(dir.path(), &["config", "clada.verify", "touch verify-ran"]);
     runtime().block_on(async {
         let session = Session::start(dir.path(), Host::default()).await;
         let ok = session.call("check", json!({ "reply": AIDER_REPLY })).await;
@@ -478,8 +483,18 @@ fn check_and_read_change_nothing() {
         assert_eq!(text(&lines), "    return 1\n");
         let listed = session.call("read", json!({ "list": "" })).await;
         assert!(text(&listed).contains("app.py"), "{}", text(&listed));
-        let grep = session.call("read", json!({ "grep": "return" })).await;
-        assert_eq!(text(&grep), "app.py:2:    return 1\n");
+        let found = session.call("read", json!({ "grep": "return" })).await;
+        assert_eq!(text(&found), "app.py:2:    return 1\n");
+        // Ignored files are refused as an apply's READ refuses them.
+        let ignored = session
+            .call("read", json!({ "paths": ["secret.env"] }))
+            .await;
+        assert_eq!(ignored.is_error, Some(true), "{}", text(&ignored));
+        assert!(!text(&ignored).contains("TOKEN"), "{}", text(&ignored));
+        let grep = session.call("read", json!({ "grep": "TOKEN" })).await;
+        assert!(!text(&grep).contains("TOKEN=abc"), "{}", text(&grep));
+        // The user's verify command is not run by a read.
+        assert!(!dir.path().join("verify-ran").exists());
         let outside = session.call("read", json!({ "paths": ["../x"] })).await;
         assert_eq!(outside.is_error, Some(true), "{}", text(&outside));
         let git_dir = session
@@ -528,9 +543,31 @@ fn bad_arguments_are_invalid_params_naming_the_field() {
         let session = Session::start(dir.path(), Host::default()).await;
         for (tool, arguments, named) in [
             ("apply", json!({}), "reply"),
-            ("apply", json!({ "reply": 3 }), "invalid type"),
+            ("apply", json!({ "reply": 3 }), "reply: invalid type"),
             ("apply", json!({ "reply": "x", "dryrun": true }), "dryrun"),
-            ("undo", json!({ "count": "two" }), "invalid type"),
+            (
+                "apply",
+                json!({ "reply": "x", "syntax": "cobol" }),
+                "syntax: unknown syntax",
+            ),
+            (
+                "apply",
+                json!({ "reply": "x", "match": "fuzzy" }),
+                "match: unknown variant",
+            ),
+            (
+                "check",
+                json!({ "reply": "x", "syntax": "cobol" }),
+                "syntax: unknown syntax",
+            ),
+            ("undo", json!({ "count": "two" }), "count: invalid type"),
+            ("undo", json!({ "count": 0 }), "count: 0 is out of range"),
+            ("read", json!({}), "exactly one of paths"),
+            (
+                "read",
+                json!({ "paths": ["a", "b"], "lines": [1, 2] }),
+                "lines needs exactly one file",
+            ),
             ("nope", json!({}), "unknown tool"),
         ] {
             let e = session
@@ -876,4 +913,79 @@ fn a_second_client_waits_for_the_first_as_a_second_apply_would() {
         first.close().await;
         second.close().await;
     });
+}
+
+#[test]
+fn the_server_ignores_clada_no_git_and_applies_in_the_repository() {
+    let dir = project();
+    common::git(dir.path(), &["config", "clada.noGit", "true"]);
+    runtime().block_on(async {
+        let session = Session::start(dir.path(), Host::default()).await;
+        let applied = session.call("apply", json!({ "reply": CSL_REPLY })).await;
+        assert_eq!(applied.is_error, Some(false), "{}", text(&applied));
+        assert_eq!(
+            applied.structured_content.as_ref().unwrap()["syntax"],
+            "csl"
+        );
+        assert_eq!(
+            common::out(dir.path(), &["log", "--format=%s"])
+                .lines()
+                .count(),
+            2
+        );
+        // The session goes on: the reply was not read from the protocol.
+        let status = session.call("status", json!({})).await;
+        assert_eq!(status.is_error, Some(false));
+        session.close().await;
+    });
+}
+
+#[test]
+fn a_client_that_goes_away_mid_run_leaves_no_command_and_no_lock() {
+    let dir = project();
+    common::clada(dir.path(), dir.path())
+        .args(["allow", "sleep 43.5"])
+        .assert()
+        .success();
+    let reply = "<---SEARCH file=\"app.py\"--->\nreturn 1\n<---REPLACE--->\nreturn 2\n<---END--->\n<---RUN--->\nsleep 43.5\n<---END--->\n";
+    runtime().block_on(async {
+        let session = Session::start(dir.path(), Host::default()).await;
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+            CallToolRequestParams::new("apply").with_arguments(object(json!({ "reply": reply }))),
+        ));
+        let _pending = session
+            .client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let started = Instant::now();
+        while !running(b"sleep\x0043.5\x00") {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the RUN never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The host quits: stdin ends with the call in flight.
+        let closed = Instant::now();
+        session.close().await;
+        assert!(
+            closed.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            closed.elapsed()
+        );
+    });
+    assert!(
+        !running(b"sleep\x0043.5\x00"),
+        "the RUN outlived the server"
+    );
+    assert!(
+        !dir.path().join(".git/clada.lock").exists(),
+        "the lock was left"
+    );
+    assert_eq!(common::out(dir.path(), &["log", "--format=%s"]), "initial");
+    assert_eq!(
+        common::read(dir.path(), "app.py"),
+        "def main():\n    return 1\n"
+    );
 }

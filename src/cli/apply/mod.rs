@@ -379,10 +379,13 @@ pub(crate) fn apply_or_stop(
         args.delimiters.end_delimiter.as_deref(),
     )?;
     let choice = syntax_choice(args.syntax.as_deref(), repo.as_ref())?;
-    let no_git = args.no_git
-        || Layers::new(repo.as_ref())
-            .get_bool(None, "noGit")?
-            .unwrap_or(false);
+    // A caller with the reply in memory (the MCP server) serves a
+    // repository: `clada.noGit`, meant for the command line, is not its.
+    let no_git = caller.input.is_none()
+        && (args.no_git
+            || Layers::new(repo.as_ref())
+                .get_bool(None, "noGit")?
+                .unwrap_or(false));
     if no_git {
         return run_no_git(&args, repo.as_ref(), &delims, choice);
     }

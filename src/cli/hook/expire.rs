@@ -7,9 +7,11 @@
 //! from the push's output or fetches it within seconds; a week is room
 //! for one that was away.
 //!
-//! The age is the result commit's committer time against the same clock
-//! clada dates its commits with (`GIT_COMMITTER_DATE` when set), so a
-//! server with a fixed commit date never expires what it just wrote.
+//! The age is the result commit's committer time, counted back from the
+//! newest result's, or from now (the clock clada dates commits with,
+//! `GIT_COMMITTER_DATE` when set) if that is earlier: an idle server keeps
+//! its last week of answers, and a clock that jumps forward, or a commit
+//! date given by the environment, never wipes what was just written.
 
 use std::time::Duration;
 
@@ -53,18 +55,24 @@ pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliErro
             return Ok(());
         }
     };
-    let now = crate::git::commit::committer_now();
-    let oldest = now.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX));
-    let mut removed = 0;
+    let mut results = Vec::new();
     for name in repo.refs_under(RESULTS).map_err(git)? {
         let Some(id) = repo.ref_target(&name).map_err(git)? else {
             continue;
         };
         // Not a commit (someone else's doing): not ours to judge.
-        let Ok(info) = repo.commit_info(id) else {
-            continue;
-        };
-        if info.time < oldest && repo.delete_ref(&Identity::default(), &name, id).is_ok() {
+        if let Ok(info) = repo.commit_info(id) {
+            results.push((name, id, info.time));
+        }
+    }
+    let Some(newest) = results.iter().map(|(_, _, time)| *time).max() else {
+        return Ok(());
+    };
+    let from = newest.min(crate::git::commit::committer_now());
+    let oldest = from.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX));
+    let mut removed = 0;
+    for (name, id, time) in results {
+        if time < oldest && repo.delete_ref(&Identity::default(), &name, id).is_ok() {
             removed += 1;
         }
     }

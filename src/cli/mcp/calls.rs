@@ -17,7 +17,6 @@ use crate::cli::{
     CliError, Outcome, ReplyInput, captured, guard, log, parse, settings, status, undo,
 };
 use crate::git::Repository;
-use crate::syntax::{Choice, Syntax};
 
 use super::tools::{
     ApplyParams, CheckParams, DetailParam, LogParams, MatchParam, ReadParams, ShowParams,
@@ -83,6 +82,12 @@ pub fn apply(params: ApplyParams, mut caller: Caller) -> Done {
         "reply".to_string(),
         params.reply.into_bytes(),
     ));
+    run_apply(args, caller)
+}
+
+/// The apply of `caller`'s reply with `args`: its JSON report, its text
+/// report, and whether anything was left undone.
+fn run_apply(args: ApplyArgs, mut caller: Caller) -> Done {
     caller.text = Some(Vec::new());
     let discovered = Repository::discover(Path::new("."));
     let (result, json) = captured(|| cli_apply::apply_or_stop(args, discovered, &mut caller));
@@ -244,91 +249,61 @@ pub fn redo() -> Done {
 }
 
 /// `read`: one READ operation of the plan, written as a JSON reply and
-/// applied to the working tree in place (`--no-git`'s executor, which
-/// checks paths as every apply does); a read changes nothing.
+/// applied as a dry run: the state read is the one an apply would see
+/// (the user's uncommitted work included, ignored files refused, paths
+/// checked as every apply checks them), nothing is written, no verify
+/// runs (nothing changes), and the output is bounded as in apply.
 pub fn read(params: ReadParams) -> Done {
-    match read_or_stop(params) {
-        Ok(done) => done,
-        Err(e) => Done::failed(&e),
-    }
-}
-
-fn read_or_stop(params: ReadParams) -> Result<Done, CliError> {
-    let op = read_op(&params)?;
-    let reply = serde_json::to_vec(&json!([op]))
-        .map_err(|e| CliError::new(format!("cannot write the read operation: {e}")))?;
-    let repo = Repository::discover(Path::new("."))
-        .map_err(|e| CliError::new(e.to_string()))?
-        .ok_or_else(|| CliError::new("not a git repository"))?;
-    let root = repo
-        .workdir()
-        .ok_or_else(|| CliError::new("the repository is bare: there is no working tree to read"))?
-        .to_path_buf();
-    let parsed = crate::syntax::parse(
-        &reply,
-        Choice::Only(Syntax::Json),
-        &crate::csl::Delimiters::default(),
-    );
-    let (presentation, settings) = cli_apply::resolve(
-        &ApplyArgs {
-            format: Some(Format::Json),
-            ..ApplyArgs::default()
-        },
-        &crate::cli::config::Layers::new(Some(&repo)),
-    )?;
-    let applied = crate::transaction::apply_in_dir(
-        &root,
-        Some(repo.common_dir()),
-        &parsed,
-        &settings,
-        false,
-        crate::transaction::Hooks::quiet(),
-    )?;
-    let mut json = Vec::new();
-    cli_apply::render(
-        &mut json,
-        &|id| id.to_string(),
-        &presentation,
-        &parsed,
-        &applied,
-        false,
-    )
-    .map_err(|e| CliError::new(format!("cannot write the report: {e}")))?;
-    let mut structured = document(&json)?;
-    let task = applied.reports.first();
-    let mut shown = match task {
-        Some(t) if t.status == crate::report::Status::Success => {
-            t.output.clone().unwrap_or_default()
-        }
-        Some(t) => {
-            let mut s = format!("{}\n", t.message);
-            for d in &t.details {
-                s.push_str(&format!("  {d}\n"));
-            }
-            s
-        }
-        None => format!("{}\n", applied.message),
+    let op = match read_op(&params) {
+        Ok(op) => op,
+        Err(e) => return Done::failed(&e),
     };
-    if let (Some([first, last]), Some(t)) = (params.lines, task)
-        && t.status == crate::report::Status::Success
-    {
-        shown = line_range(&shown, first, last)?;
-        if let Some(output) = structured
-            .pointer_mut("/tasks/0/output")
-            .filter(|o| o.is_string())
-        {
-            *output = Value::String(shown.clone());
-        }
+    let reply = json!([op]).to_string();
+    let caller = Caller {
+        input: Some(ReplyInput::from_bytes(
+            "read".to_string(),
+            reply.into_bytes(),
+        )),
+        ..Caller::default()
+    };
+    let args = ApplyArgs {
+        format: Some(Format::Json),
+        syntax: Some("json".to_string()),
+        dry_run: true,
+        ..ApplyArgs::default()
+    };
+    let mut done = run_apply(args, caller);
+    let task = done.structured.pointer("/tasks/0").cloned();
+    let succeeded = task.as_ref().is_some_and(|t| t["status"] == "SUCCESS");
+    if !succeeded {
+        return done;
     }
-    Ok(Done {
-        is_error: applied.ending != crate::transaction::Ending::Success,
-        structured,
-        text: shown,
-    })
+    let output = task
+        .as_ref()
+        .and_then(|t| t["output"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let shown = match params.lines {
+        Some([first, last]) => match line_range(&output, first, last) {
+            Ok(lines) => lines,
+            Err(e) => return Done::failed(&e),
+        },
+        None => output,
+    };
+    if let Some(kept) = done
+        .structured
+        .pointer_mut("/tasks/0/output")
+        .filter(|o| o.is_string())
+    {
+        *kept = Value::String(shown.clone());
+    }
+    done.text = shown;
+    done
 }
 
-/// The JSON form of the read `params` ask for (syntaxes.md, `json`).
-fn read_op(p: &ReadParams) -> Result<Value, CliError> {
+/// The JSON form of the read `params` ask for (syntaxes.md, `json`);
+/// arguments that do not make one read are an error naming them.
+pub fn read_op(p: &ReadParams) -> Result<Value, CliError> {
     let given = [
         p.paths.is_some(),
         p.list.is_some(),

@@ -58,9 +58,11 @@ pub fn run_mcp(args: McpArgs) -> Result<Outcome, CliError> {
         .build()
         .map_err(|e| CliError::new(format!("cannot start the MCP server: {e}")))?;
     let result = runtime.block_on(server::serve(repo, protocol));
-    // Blocking calls still running (a RUN the client stopped waiting for)
-    // are not waited for: their process groups die with us.
-    runtime.shutdown_background();
+    // Calls still running when the client went away were cancelled (their
+    // commands killed): they end within moments, and are waited for so
+    // that none is cut off holding the lock. The bound is for a call past
+    // its cancellation point, finishing its commit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(30));
     result.map(|()| Outcome::Success)
 }
 

@@ -23,6 +23,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _};
+use tokio_util::sync::CancellationToken;
 
 use crate::cli::CliError;
 use crate::cli::apply::Caller;
@@ -67,6 +68,9 @@ impl Served {
 #[derive(Clone)]
 struct Server {
     served: Arc<Mutex<Option<Served>>>,
+    /// The cancel flags of the calls running: set when the client goes
+    /// away (stdin ends), so that none outlives the session.
+    running: Arc<Mutex<Vec<Cancel>>>,
 }
 
 /// Runs the server on stdin and `protocol` (the real stdout) until the
@@ -74,15 +78,21 @@ struct Server {
 pub async fn serve(served: Option<Served>, protocol: tokio::fs::File) -> Result<(), CliError> {
     let server = Server {
         served: Arc::new(Mutex::new(served)),
+        running: Arc::new(Mutex::new(Vec::new())),
     };
-    let running = server
+    let calls = Arc::clone(&server.running);
+    let session = server
         .serve((tokio::io::stdin(), protocol))
         .await
         .map_err(|e| CliError::new(format!("the MCP session did not start: {e}")))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| CliError::new(format!("the MCP session ended with an error: {e}")))?;
+    let ended = session.waiting().await;
+    // The client is gone: calls still running are cancelled as a client's
+    // cancellation would (their commands killed, nothing committed), and
+    // the caller waits for them before exiting (`run_mcp`).
+    for cancel in calls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        cancel.set();
+    }
+    ended.map_err(|e| CliError::new(format!("the MCP session ended with an error: {e}")))?;
     Ok(())
 }
 
@@ -93,6 +103,7 @@ pub async fn serve(served: Option<Served>, protocol: tokio::fs::File) -> Result<
 fn ask_client(
     peer: &Peer<RoleServer>,
     handle: &tokio::runtime::Handle,
+    cancelled: &CancellationToken,
     what: &str,
     line: &str,
 ) -> Option<Answer> {
@@ -116,13 +127,22 @@ fn ask_client(
             return None;
         }
     };
-    let asked = handle.block_on(peer.create_elicitation(
-        ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: schema,
-        },
-    ));
+    let question = peer.create_elicitation(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    });
+    // A call cancelled while the user has not answered yet stops waiting:
+    // the command is not run, and the apply stops before it commits.
+    let asked = handle.block_on(async {
+        tokio::select! {
+            asked = question => Some(asked),
+            () = cancelled.cancelled() => None,
+        }
+    });
+    let Some(asked) = asked else {
+        return Some(Answer::No);
+    };
     match asked {
         Ok(result) => match result.action {
             ElicitationAction::Accept => {
@@ -153,13 +173,26 @@ fn can_ask(peer: &Peer<RoleServer>) -> bool {
         .contains(&rmcp::service::ElicitationMode::Form)
 }
 
-/// Reads a tool's arguments, strictly: a bad one is -32602 naming it.
+/// Reads a tool's arguments, strictly: a bad one is -32602 naming it
+/// (`apply: arguments: reply: invalid type: …`).
 fn arguments<P: serde::de::DeserializeOwned>(
     request: &CallToolRequestParams,
 ) -> Result<P, ErrorData> {
     let value = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-    serde_json::from_value(value)
-        .map_err(|e| ErrorData::invalid_params(format!("{}: arguments: {e}", request.name), None))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = e.path().to_string();
+        let named = if at == "." {
+            String::new()
+        } else {
+            format!("{at}: ")
+        };
+        invalid(&request.name, format!("{named}{}", e.inner()))
+    })
+}
+
+/// -32602 for a tool's arguments.
+fn invalid(tool: &str, why: impl std::fmt::Display) -> ErrorData {
+    ErrorData::invalid_params(format!("{tool}: arguments: {why}"), None)
 }
 
 /// A tool call, its arguments read.
@@ -176,14 +209,47 @@ enum Call {
 
 impl Call {
     fn read(request: &CallToolRequestParams) -> Result<Call, ErrorData> {
+        let syntax = |name: &Option<String>| match name.as_deref() {
+            Some(name) if crate::syntax::Choice::from_name(name).is_none() => Err(invalid(
+                &request.name,
+                format!(
+                    "syntax: unknown syntax {name:?}: use auto or one of {}",
+                    Syntax::read_names()
+                ),
+            )),
+            _ => Ok(()),
+        };
         Ok(match request.name.as_ref() {
-            "apply" => Call::Apply(arguments(request)?),
-            "check" => Call::Check(arguments(request)?),
-            "read" => Call::Read(arguments(request)?),
+            "apply" => {
+                let params: tools::ApplyParams = arguments(request)?;
+                syntax(&params.syntax)?;
+                Call::Apply(params)
+            }
+            "check" => {
+                let params: tools::CheckParams = arguments(request)?;
+                syntax(&params.syntax)?;
+                Call::Check(params)
+            }
+            "read" => {
+                let params: tools::ReadParams = arguments(request)?;
+                calls::read_op(&params).map_err(|e| invalid(&request.name, e.message))?;
+                Call::Read(params)
+            }
             "status" => arguments::<tools::NoParams>(request).map(|_| Call::Status)?,
             "log" => Call::Log(arguments(request)?),
             "show" => Call::Show(arguments(request)?),
-            "undo" => Call::Undo(arguments(request)?),
+            "undo" => {
+                let params: tools::UndoParams = arguments(request)?;
+                if let Some(count) = params.count
+                    && !(1..=1000).contains(&count)
+                {
+                    return Err(invalid(
+                        &request.name,
+                        format!("count: {count} is out of range: undo 1 to 1000 applies"),
+                    ));
+                }
+                Call::Undo(params)
+            }
             "redo" => arguments::<tools::NoParams>(request).map(|_| Call::Redo)?,
             other => {
                 return Err(ErrorData::invalid_params(
@@ -202,11 +268,12 @@ impl Call {
 /// line of command output (for progress), and the question about a
 /// command that is not approved when the client can ask.
 fn caller_for(
-    peer: &Peer<RoleServer>,
+    context: &RequestContext<RoleServer>,
     cancel: &Cancel,
     last_line: &Arc<Mutex<String>>,
 ) -> impl FnOnce() -> Caller + Send + 'static {
-    let (peer, cancel, last_line) = (peer.clone(), cancel.clone(), Arc::clone(last_line));
+    let (peer, cancel, last_line) = (context.peer.clone(), cancel.clone(), Arc::clone(last_line));
+    let cancelled = context.ct.clone();
     let handle = tokio::runtime::Handle::current();
     move || {
         let mut caller = Caller {
@@ -220,7 +287,8 @@ fn caller_for(
             caller.ask = Some(Box::new(move |line: &str| {
                 // A question that could not be asked is not a yes; the
                 // reason is on stderr.
-                ask_client(&peer, &handle, "a command from the reply", line).unwrap_or(Answer::No)
+                ask_client(&peer, &handle, &cancelled, "a command from the reply", line)
+                    .unwrap_or(Answer::No)
             }));
         }
         caller
@@ -330,11 +398,11 @@ impl Server {
             Call::Apply(params) => {
                 if let Some(line) = params.verify.clone()
                     && !calls::verify_is_approved(&line)
-                    && let Err(e) = self.approve_verify(&context.peer, &line).await
+                    && let Err(e) = self.approve_verify(&context, &line).await
                 {
                     return Ok(Done::failed(&e));
                 }
-                let caller = caller_for(&context.peer, &cancel, &last_line);
+                let caller = caller_for(&context, &cancel, &last_line);
                 Box::new(move || calls::apply(params, caller()))
             }
             Call::Check(params) => Box::new(move || calls::check(params)),
@@ -345,6 +413,10 @@ impl Server {
             Call::Undo(params) => Box::new(move || calls::undo(params)),
             Call::Redo => Box::new(calls::redo),
         };
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(cancel.clone());
         let running = tokio::task::spawn_blocking(work);
         let progress = context.meta.get_progress_token().map(|token| {
             tokio::spawn(report_progress(
@@ -362,6 +434,10 @@ impl Server {
             })
         };
         let done = running.await;
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|c| !c.is(&cancel));
         cancelled.abort();
         if let Some(progress) = progress {
             progress.abort();
@@ -371,7 +447,12 @@ impl Server {
 
     /// The `verify` command of an apply, approved by the user through the
     /// client; refused when the client cannot ask.
-    async fn approve_verify(&self, peer: &Peer<RoleServer>, line: &str) -> Result<(), CliError> {
+    async fn approve_verify(
+        &self,
+        context: &RequestContext<RoleServer>,
+        line: &str,
+    ) -> Result<(), CliError> {
+        let peer = &context.peer;
         let refused = || {
             CliError::new(format!(
                 "command_not_allowed: verify `{line}` is not approved, and the client cannot ask the user"
@@ -384,12 +465,13 @@ impl Server {
         if !can_ask(peer) {
             return Err(refused());
         }
-        let (peer, line_owned) = (peer.clone(), line.to_string());
+        let (peer, line_owned, cancelled) = (peer.clone(), line.to_string(), context.ct.clone());
         let handle = tokio::runtime::Handle::current();
         let answer = tokio::task::spawn_blocking(move || {
             ask_client(
                 &peer,
                 &handle,
+                &cancelled,
                 "this command to verify the result",
                 &line_owned,
             )
@@ -408,17 +490,19 @@ impl Server {
     }
 }
 
-/// `%XX` escapes of a file URI's path decoded.
+/// `%XX` escapes of a file URI's path decoded (a `%` not followed by two
+/// hex digits is kept as it is).
 fn percent_decoded(path: &str) -> String {
     let bytes = path.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(byte) = u8::from_str_radix(&path[i + 1..i + 3], 16)
+            && let (Some(&h), Some(&l)) = (bytes.get(i + 1), bytes.get(i + 2))
+            && let (Some(h), Some(l)) = (hex(h), hex(l))
         {
-            out.push(byte);
+            out.push(h * 16 + l);
             i += 3;
             continue;
         }
@@ -522,4 +606,17 @@ impl ServerHandler for Server {
 
 fn prompt_name(syntax: Syntax) -> String {
     format!("syntax-{}", syntax.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decoded;
+
+    #[test]
+    fn a_file_uri_path_is_decoded_and_a_bad_escape_kept() {
+        assert_eq!(percent_decoded("/home/a%20b/r%C3%A9po"), "/home/a b/répo");
+        for kept in ["/tmp/%aé", "/tmp/%", "/tmp/%4", "/tmp/%+1", "/tmp/é%zz"] {
+            assert_eq!(percent_decoded(kept), kept);
+        }
+    }
 }
