@@ -2,6 +2,7 @@
 //!
 //! - `split`: RUN content to commands, refusing shell syntax.
 //! - `policy`: which commands may run without asking.
+//! - `reads`: what the built-in read-only commands read.
 //! - `spawn`: one command with limits, in its own process group.
 //!
 //! This file owns running one RUN operation (or the user's `--verify`
@@ -11,6 +12,7 @@
 //! types (`command_not_allowed`, `exec_failed`, `exec_timeout`).
 
 pub mod policy;
+pub mod reads;
 pub mod spawn;
 pub mod split;
 
@@ -89,6 +91,8 @@ pub struct Runner<'a> {
     on_line: OnLine<'a>,
     /// Command lines the user approved with "always", in order.
     pub always: Vec<String>,
+    /// `clada.sharedDirs`: read-only commands may read through them.
+    shared_dirs: Vec<String>,
 }
 
 impl<'a> Runner<'a> {
@@ -104,7 +108,15 @@ impl<'a> Runner<'a> {
             ask,
             on_line,
             always: Vec::new(),
+            shared_dirs: Vec::new(),
         }
+    }
+
+    /// Lets read-only commands read through the links of
+    /// `clada.sharedDirs` into the user's directories they lead to.
+    pub fn with_shared_dirs(mut self, shared_dirs: Vec<String>) -> Runner<'a> {
+        self.shared_dirs = shared_dirs;
+        self
     }
 
     /// Runs the lines of `script` in `dir` (relative to `root`) one after
@@ -124,7 +136,11 @@ impl<'a> Runner<'a> {
         };
         let cwd = root.join(dir);
         for command in &commands {
-            let place = Place { root, dir };
+            let place = Place {
+                root,
+                dir,
+                shared: &self.shared_dirs,
+            };
             let verdict = policy::judge(&command.words, &command.text, &self.approvals, place);
             if let Some(failure) = self.permit(verdict, &command.text) {
                 outcome.failure = Some(failure);

@@ -385,6 +385,7 @@ fn runner<'h>(
     };
     let on_line = std::mem::replace(&mut hooks.on_line, Box::new(|_, _| {}));
     Runner::new(approvals, limits, hooks.ask.take(), on_line)
+        .with_shared_dirs(run.shared_dirs.clone())
 }
 
 /// The caller's settings, given the team's `.clada/config.toml` as it is
