@@ -61,6 +61,8 @@ fn line(out: &mut String, task: &TaskReport, output: Output, palette: &Palette) 
     };
     if let (Some(label), Some(output)) = (label, &task.output) {
         for line in output.lines() {
+            // A file's content or a command's output: untrusted.
+            let line = crate::quote::escaped(line);
             let _ = writeln!(out, "[task-{}:{label}] {line}", task.task);
         }
     }

@@ -1134,3 +1134,22 @@ fn problems_past_the_kept_ones_are_counted_at_the_end_of_the_report() {
     assert_eq!(report["diagnostics_omitted"].as_u64(), Some(200));
     assert_eq!(report["tasks"].as_array().map(Vec::len), Some(1201));
 }
+
+/// A file's content shown by READ is untrusted: its escape sequences are
+/// shown escaped in the text report (issue 28 point 6, the form
+/// `push-reply` shows the server's text in too).
+#[test]
+fn read_output_shows_control_characters_escaped() {
+    let dir = repo(&[("esc.txt", "\x1b[2Jcleared\rover\ttab\n")]);
+    let a = apply(
+        dir.path(),
+        &["-"],
+        r#"[{"op": "read", "paths": ["esc.txt"]}]"#,
+    )
+    .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        text.contains("[task-1:read] \\u{1b}[2Jcleared\\u{d}over\ttab\n"),
+        "{text:?}"
+    );
+}

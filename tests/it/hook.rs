@@ -1497,3 +1497,32 @@ fn settings_given_to_git_with_c_reach_clada() {
     assert!(parse("always").contains('\u{1b}'), "{}", parse("always"));
     assert!(!parse("never").contains('\u{1b}'), "{}", parse("never"));
 }
+
+/// Issue 28 point 6: the server's result text is shown as `apply` shows
+/// untrusted text: a file holding escape sequences, read on the server,
+/// reaches the agent's terminal with its control characters escaped,
+/// never as the sequences themselves.
+#[test]
+fn push_reply_escapes_the_results_control_characters() {
+    let s = setup();
+    std::fs::write(
+        s.client.join("esc.txt"),
+        "\x1b[2J\x1b]0;owned\x07cleared\rover\n",
+    )
+    .unwrap();
+    ok(&s.client, &["add", "esc.txt"]);
+    ok(&s.client, &["commit", "-q", "-m", "esc"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let out = push_reply_fs(&s.client, r#"[{"op": "read", "paths": ["esc.txt"]}]"#, None);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}{}", text(&out.stderr));
+    assert!(shown.contains("cleared"), "{shown}");
+    assert!(
+        !shown
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\\u{1b}[2J"), "{shown}");
+    assert!(shown.contains("cleared\\u{d}over"), "{shown}");
+}
