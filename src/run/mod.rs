@@ -30,6 +30,10 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// Output kept per task (`--max-output`).
     pub max_output: usize,
+    /// Output kept for the whole reply, its READ operations and RUN lines
+    /// together (`clada.maxReplyOutput`); the user's `--verify` is not
+    /// the reply's and does not count.
+    pub max_reply_output: usize,
     /// Set when the caller gave up on the apply: the running command is
     /// killed and no other starts.
     pub cancel: Option<spawn::Cancel>,
@@ -93,6 +97,8 @@ pub struct Runner<'a> {
     pub always: Vec<String>,
     /// `clada.sharedDirs`: read-only commands may read through them.
     shared_dirs: Vec<String>,
+    /// What is left of the reply's output budget, in bytes.
+    output_left: usize,
 }
 
 impl<'a> Runner<'a> {
@@ -104,6 +110,7 @@ impl<'a> Runner<'a> {
     ) -> Runner<'a> {
         Runner {
             approvals,
+            output_left: limits.max_reply_output,
             limits,
             ask,
             on_line,
@@ -117,6 +124,23 @@ impl<'a> Runner<'a> {
     pub fn with_shared_dirs(mut self, shared_dirs: Vec<String>) -> Runner<'a> {
         self.shared_dirs = shared_dirs;
         self
+    }
+
+    /// What an operation of the reply may still show, at most
+    /// `per_task`: the reply's whole output is bounded, not only each
+    /// operation's (issue 28).
+    pub fn output_room(&self, per_task: usize) -> usize {
+        per_task.min(self.output_left)
+    }
+
+    /// Counts `bytes` of output shown against the reply's budget.
+    pub fn spend_output(&mut self, bytes: usize) {
+        self.output_left = self.output_left.saturating_sub(bytes);
+    }
+
+    /// The reply's output budget (`clada.maxReplyOutput`).
+    pub fn reply_output_limit(&self) -> usize {
+        self.limits.max_reply_output
     }
 
     /// Runs the lines of `script` in `dir` (relative to `root`) one after
@@ -154,6 +178,7 @@ impl<'a> Runner<'a> {
                 root,
                 &cwd,
                 pin_git,
+                true,
                 &mut outcome,
             ) {
                 outcome.failure = Some(failure);
@@ -186,7 +211,16 @@ impl<'a> Runner<'a> {
                 return outcome;
             }
         };
-        outcome.failure = self.run_one(label, &words, command_line, cwd, cwd, false, &mut outcome);
+        outcome.failure = self.run_one(
+            label,
+            &words,
+            command_line,
+            cwd,
+            cwd,
+            false,
+            false,
+            &mut outcome,
+        );
         outcome
     }
 
@@ -232,7 +266,8 @@ impl<'a> Runner<'a> {
 
     /// Runs one command, adding its output to `outcome`.
     /// With `pin_git`, a `git` command is pinned to the repository of the
-    /// tree at `root` (see [`git_pinned_to`]).
+    /// tree at `root` (see [`git_pinned_to`]); with `of_reply`, its output
+    /// counts against the reply's budget.
     #[allow(clippy::too_many_arguments)]
     fn run_one(
         &mut self,
@@ -242,6 +277,7 @@ impl<'a> Runner<'a> {
         root: &Path,
         cwd: &Path,
         pin_git: bool,
+        of_reply: bool,
         outcome: &mut RunOutcome,
     ) -> Option<RunFailure> {
         if self
@@ -261,7 +297,10 @@ impl<'a> Runner<'a> {
                 details: Vec::new(),
             });
         }
-        let room = self.limits.max_output.saturating_sub(outcome.output.len());
+        let mut room = self.limits.max_output.saturating_sub(outcome.output.len());
+        if of_reply {
+            room = room.min(self.output_left);
+        }
         let limits = spawn::Limits {
             timeout: self.limits.timeout,
             deadline: self.limits.deadline,
@@ -286,6 +325,9 @@ impl<'a> Runner<'a> {
         let result = spawn::run(words, cwd, limits, &env, |l| on_line(label, l));
         drop(ticker);
         outcome.ran += 1;
+        if of_reply && let Ok(ran) = &result {
+            self.spend_output(ran.output.len());
+        }
         let ran = match result {
             Ok(ran) => ran,
             Err(e) => {
