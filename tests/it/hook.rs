@@ -1526,3 +1526,31 @@ fn push_reply_escapes_the_results_control_characters() {
     assert!(shown.contains("\\u{1b}[2J"), "{shown}");
     assert!(shown.contains("cleared\\u{d}over"), "{shown}");
 }
+
+/// Issue 28 point 5 on the server: a small request of many READs shows
+/// the server's limit once for the whole request, and a pushed team file
+/// cannot raise it.
+#[test]
+fn a_requests_reads_are_bounded_as_a_whole_on_the_server() {
+    let s = setup();
+    ok(&s.server, &["config", "clada.maxOutput", "4KB"]);
+    let line = format!("{}\n", "z".repeat(99));
+    std::fs::write(s.client.join("big.txt"), line.repeat(100)).unwrap();
+    std::fs::create_dir_all(s.client.join(".clada")).unwrap();
+    std::fs::write(
+        s.client.join(".clada/config.toml"),
+        "maxOutput = \"1GB\"\nmaxReplyOutput = \"1GB\"\n",
+    )
+    .unwrap();
+    ok(&s.client, &["add", "-A"]);
+    ok(&s.client, &["commit", "-q", "-m", "big"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let read = r#"{"op": "read", "paths": ["big.txt"]}"#;
+    let reply = format!("[{}]", [read; 5].join(", "));
+    let out = push_reply_fs(&s.client, &reply, None);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}{}", text(&out.stderr));
+    let read_lines = shown.lines().filter(|l| l.contains(":read] ")).count();
+    assert_eq!(read_lines, 40, "{shown}");
+    assert_eq!(shown.matches("output_limit").count(), 4, "{shown}");
+}
