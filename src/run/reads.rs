@@ -199,8 +199,8 @@ fn syntax(name: &str) -> Option<Syntax> {
             long_path_valued: NONE,
             digits: false,
         },
-        // No -l (runs pr). With -r, links below the directories are
-        // followed: see `recursive` in `judge_reads`.
+        // No -l (runs pr). Links in the directories compared are
+        // followed: see `links_out_below` in `judge_reads`.
         "diff" => Syntax {
             flags: "abBcdeEfinNpPqrstTuwyZ",
             valued: "CUWDLIFxS",
@@ -315,8 +315,6 @@ struct Parsed<'a> {
     paths: Vec<&'a str>,
     /// The pattern came from an option (`grep -e`, `-f`).
     pattern_given: bool,
-    /// `-r` / `--recursive`.
-    recursive: bool,
 }
 
 /// Reads `args` with `syntax`; `None` when an option is not known.
@@ -341,9 +339,6 @@ fn parse<'a>(syntax: &Syntax, args: &'a [String]) -> Option<Parsed<'a>> {
                 None => (arg.to_string(), None),
             };
             let name = name.as_str();
-            if name == "--recursive" {
-                parsed.recursive = true;
-            }
             if matches!(name, "--regexp" | "--file") {
                 parsed.pattern_given = true;
             }
@@ -367,9 +362,6 @@ fn parse<'a>(syntax: &Syntax, args: &'a [String]) -> Option<Parsed<'a>> {
             continue;
         }
         for (at, c) in arg.char_indices().skip(1) {
-            if c == 'r' && syntax.flags.contains('r') {
-                parsed.recursive = true;
-            }
             if syntax.flags.contains(c) || (syntax.digits && c.is_ascii_digit()) {
                 continue;
             }
@@ -423,8 +415,9 @@ pub fn judge_reads(name: &str, args: &[String], place: Place<'_>) -> Verdict {
     if !read.iter().all(|p| inside(p, place)) {
         return Verdict::NeedsApproval;
     }
-    // `diff -r` follows links it meets below the directories it compares.
-    if name == "diff" && parsed.recursive && read.iter().any(|p| links_out_below(p, place)) {
+    // diff follows the links it meets in the directories it compares
+    // (`diff d e` compares their files; `-r` goes below them too).
+    if name == "diff" && read.iter().any(|p| links_out_below(p, place)) {
         return Verdict::NeedsApproval;
     }
     Verdict::Allowed
@@ -792,6 +785,8 @@ mod tests {
         assert_eq!(judge(r, "diff -r d e"), Verdict::Allowed);
         std::os::unix::fs::symlink(outside.path().join("secret"), r.join("d/l")).unwrap();
         assert_eq!(judge(r, "diff -r d e"), Verdict::NeedsApproval);
+        assert_eq!(judge(r, "diff d e"), Verdict::NeedsApproval);
+        assert_eq!(judge(r, "diff e/x d"), Verdict::NeedsApproval);
         assert_eq!(judge(r, "diff d/in.txt e"), Verdict::Allowed);
     }
 
