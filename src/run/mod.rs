@@ -257,7 +257,7 @@ impl<'a> Runner<'a> {
                             "the user can approve it once for this repository with: git clada allow {}",
                             shell_words::quote(line)
                         ),
-                        "or send a command that is allowed without asking (read-only commands, read-only git, mv/rm/cp/mkdir/touch inside the repository)".to_string(),
+                        "or send a command that is allowed without asking (read-only commands and read-only git reading only inside the repository, mv/rm/cp/mkdir/touch inside it)".to_string(),
                     ],
                 ),
             },
