@@ -88,6 +88,7 @@ fn line(out: &mut String, task: &TaskReport, output: Output, palette: &Palette) 
         task.message
     );
     for detail in &task.details {
-        let _ = writeln!(out, "    {detail}");
+        // May quote a command's output or a file's lines: untrusted.
+        let _ = writeln!(out, "    {}", crate::quote::escaped(detail));
     }
 }

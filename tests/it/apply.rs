@@ -1152,6 +1152,22 @@ fn read_output_shows_control_characters_escaped() {
         text.contains("[task-1:read] \\u{1b}[2Jcleared\\u{d}over\ttab\n"),
         "{text:?}"
     );
+    // A failed command's last lines, quoted in the details, too.
+    let a = apply(
+        dir.path(),
+        &["-"],
+        "<---RUN--->\ncat esc.txt missing.txt\n<---END--->\n",
+    )
+    .code(1);
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(text.contains("exec_failed"), "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{text:?}"
+    );
+    assert!(text.contains("| \\u{1b}[2Jcleared"), "{text:?}");
 }
 
 /// The sum of the outputs of a JSON report's tasks, in bytes.
