@@ -791,6 +791,36 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_directory_is_read_through_its_link_and_only_it() {
+        let root = tempfile::tempdir().unwrap();
+        let user = tempfile::tempdir().unwrap();
+        let r = root.path();
+        std::fs::create_dir_all(user.path().join("node_modules/dep")).unwrap();
+        std::fs::write(user.path().join("node_modules/dep/x.js"), "x").unwrap();
+        std::fs::write(user.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(user.path().join("node_modules"), r.join("node_modules"))
+            .unwrap();
+        std::os::unix::fs::symlink(user.path(), r.join("up")).unwrap();
+        let shared = ["node_modules".to_string()];
+        let place = Place {
+            root: r,
+            dir: "",
+            shared: &shared,
+        };
+        let verdict = |line: &str| {
+            let words = shell_words::split(line).unwrap();
+            judge_reads(&words[0], &words[1..], place)
+        };
+        assert_eq!(verdict("cat node_modules/dep/x.js"), Verdict::Allowed);
+        assert_eq!(verdict("cat up/node_modules/dep/x.js"), Verdict::Allowed);
+        assert_eq!(verdict("cat up/secret"), Verdict::NeedsApproval);
+        assert_eq!(
+            verdict("cat node_modules/../secret"),
+            Verdict::NeedsApproval
+        );
+    }
+
+    #[test]
     fn find_is_judged_by_its_roots_and_expression() {
         let root = tempfile::tempdir().unwrap();
         let r = root.path();
