@@ -34,6 +34,29 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Untrusted text of several lines (a file's content a READ shows, a
+/// command's output, a server's result) as a terminal may print it: every
+/// control character but line feeds and tabs — escape sequences that
+/// could clear the screen, retitle the window or rewrite a line to fake a
+/// report — shown as Rust's `\u{1b}`, as the streamed output of a
+/// command shows it. Text without one is borrowed; escaped text is left
+/// as it is (escaping twice changes nothing).
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    let kept = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(kept) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if kept(c) {
+            out.push(c);
+        } else {
+            out.extend(c.escape_unicode());
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `path` quoted as git quotes a name with `core.quotePath`: in double
 /// quotes, with `"` and `\` escaped, C's letter escapes for the control
 /// characters that have one, and every other byte that is not printable
@@ -62,6 +85,14 @@ pub fn quoted(path: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_text_keeps_lines_and_shows_every_other_control() {
+        assert_eq!(escaped("a\tb\nc"), "a\tb\nc");
+        let once = escaped("\u{1b}[2Jx\ry\u{7}\u{9b}\n");
+        assert_eq!(once, "\\u{1b}[2Jx\\u{d}y\\u{7}\\u{9b}\n");
+        assert_eq!(escaped(&once), once);
+    }
 
     /// Names are quoted as git quotes them in `git status` (with
     /// `core.quotePath`).

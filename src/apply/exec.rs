@@ -244,7 +244,14 @@ fn run_step<F: Workspace>(
         Op::Mkdir { path } => super::paths::mkdir(files, path),
         Op::Insert { path, line, text } => run_insert(files, path, *line, text, options),
         Op::Read(read) => {
-            let done = super::read::read(files, read, options.max_output);
+            // Bounded by what the whole reply may still show.
+            let cap = super::read::Cap {
+                bytes: runner.output_room(options.max_output),
+                per_task: options.max_output,
+                reply: runner.reply_output_limit(),
+            };
+            let done = super::read::read(files, read, cap);
+            runner.spend_output(done.output.len());
             report.output = Some(done.output);
             done.outcome
         }

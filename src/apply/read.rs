@@ -41,7 +41,42 @@ impl Capped {
     }
 }
 
-pub fn read<F: Files>(files: &F, read: &Read, max_output: usize) -> ReadResult {
+/// What a READ may show: `bytes`, the lesser of `--max-output`
+/// (`per_task`) and what is left of the reply's `clada.maxReplyOutput`
+/// (`reply`, the whole budget, for messages).
+#[derive(Debug, Clone, Copy)]
+pub struct Cap {
+    pub bytes: usize,
+    pub per_task: usize,
+    pub reply: usize,
+}
+
+/// The failure of a READ the reply's output budget left nothing for.
+fn spent(cap: Cap) -> ReadResult {
+    ReadResult {
+        outcome: Err(Failure {
+            error_type: Some("output_limit"),
+            message: format!(
+                "not shown: the reply's READ and RUN output reached its limit ({} bytes for the whole reply)",
+                cap.reply
+            ),
+            details: vec![
+                "ask for it in another reply, or read less at a time (a part of a file, a grep)"
+                    .to_string(),
+            ],
+        }),
+        output: String::new(),
+    }
+}
+
+pub fn read<F: Files>(files: &F, read: &Read, cap: Cap) -> ReadResult {
+    let max_output = cap.bytes;
+    let by_reply = max_output < cap.per_task;
+    // The reply has shown all it may: nothing is read, and the model is
+    // told to ask again rather than shown an empty success.
+    if max_output == 0 {
+        return spent(cap);
+    }
     let mut out = Capped {
         text: String::new(),
         max: max_output,
@@ -57,8 +92,17 @@ pub fn read<F: Files>(files: &F, read: &Read, max_output: usize) -> ReadResult {
         } => grep(files, pattern, path, include.as_deref(), &mut out),
         Read::Glob { pattern, base } => glob(files, pattern, base, &mut out),
     };
+    // Cut by the reply's budget before a single line: nothing shown.
+    if by_reply && out.truncated && out.text.is_empty() && outcome.is_ok() {
+        return spent(cap);
+    }
     let outcome = outcome.map(|(message, mut details)| {
-        if out.truncated {
+        if out.truncated && by_reply {
+            details.push(format!(
+                "output cut at the reply's limit ({} bytes for all its READ and RUN output); read less at a time",
+                cap.reply
+            ));
+        } else if out.truncated {
             details.push(format!(
                 "output cut at --max-output ({max_output} bytes); read less at a time"
             ));
@@ -95,10 +139,26 @@ fn read_files<F: Files>(files: &F, paths: &[RepoPath], out: &mut Capped) -> Outc
             out.push(&format!("(binary file, {} bytes)", data.bytes.len()));
             continue;
         }
-        let text = String::from_utf8_lossy(&data.bytes);
+        // Only the part that can be shown is decoded and copied: the
+        // lines of a large file past the cap are counted, not kept.
+        lines += line_count(&data.bytes);
+        let room = out.max.saturating_sub(out.text.len());
+        let shown = if data.bytes.len() > room {
+            // Up to the last whole line that fits; what follows is cut.
+            let end = data.bytes[..room]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            &data.bytes[..end]
+        } else {
+            &data.bytes[..]
+        };
+        let text = String::from_utf8_lossy(shown);
         for line in text.lines() {
             out.push(line);
-            lines += 1;
+        }
+        if shown.len() < data.bytes.len() {
+            out.truncated = true;
         }
     }
     if !missing.is_empty() {
@@ -123,6 +183,12 @@ fn read_files<F: Files>(files: &F, paths: &[RepoPath], out: &mut Capped) -> Outc
         ),
         Vec::new(),
     ))
+}
+
+/// The number of lines `str::lines` finds in `bytes`.
+fn line_count(bytes: &[u8]) -> usize {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+    newlines + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
 /// Checks that `dir` is a directory.
@@ -278,9 +344,18 @@ mod tests {
         RepoPath::from_checked(p)
     }
 
+    /// A cap of `bytes` for this operation and for the reply alike.
+    fn cap(bytes: usize) -> Cap {
+        Cap {
+            bytes,
+            per_task: bytes,
+            reply: bytes,
+        }
+    }
+
     fn run(root: &std::path::Path, read_: Read, max: usize) -> (Result<String, String>, String) {
         let files = DirFiles::new(root);
-        let done = read(&files, &read_, max);
+        let done = read(&files, &read_, cap(max));
         let outcome = done
             .outcome
             .map(|(m, _)| m)
@@ -332,7 +407,7 @@ mod tests {
         let done = read(
             &files,
             &Read::Files(vec![path("src/a.rs"), path("bin.dat")]),
-            25,
+            cap(25),
         );
         assert_eq!(done.output, "=== src/a.rs ===\n");
         let (_, details) = done.outcome.ok().unwrap();
@@ -343,12 +418,36 @@ mod tests {
         let done = read(
             &files,
             &Read::Files(vec![path("bin.dat"), path("nope")]),
-            1000,
+            cap(1000),
         );
         assert_eq!(done.output, "=== bin.dat ===\n(binary file, 9 bytes)\n");
         assert_eq!(
             done.outcome.err().unwrap().error_type,
             Some("file_not_found")
         );
+    }
+
+    #[test]
+    fn the_replys_budget_cuts_a_read_or_leaves_it_unread() {
+        let dir = tree();
+        let files = DirFiles::new(dir.path());
+        let a = Read::Files(vec![path("src/a.rs")]);
+        let reply = Cap {
+            bytes: 12,
+            per_task: 1000,
+            reply: 5000,
+        };
+        let done = read(&files, &a, reply);
+        assert_eq!(done.output, "fn a() {}\n");
+        let (message, details) = done.outcome.ok().unwrap();
+        assert_eq!(message, "read 1 file (2 lines)");
+        assert!(
+            details[0].contains("reply's limit (5000 bytes"),
+            "{details:?}"
+        );
+        let spent = Cap { bytes: 0, ..reply };
+        let done = read(&files, &a, spent);
+        assert_eq!(done.output, "");
+        assert_eq!(done.outcome.err().unwrap().error_type, Some("output_limit"));
     }
 }

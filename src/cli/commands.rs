@@ -26,18 +26,43 @@ pub struct RunFlags {
 }
 
 pub fn resolve(flags: RunFlags, layers: &Layers<'_>) -> Result<RunSettings, CliError> {
+    // Limits: the team file may only lower them (Layers::get_limit).
     let timeout = layers
-        .get(flags.timeout, "timeout", parse_duration, "a duration")?
+        .get_limit(
+            flags.timeout,
+            "timeout",
+            parse_duration,
+            "a duration",
+            Some(Duration::from_secs(30)),
+        )?
         .unwrap_or(Duration::from_secs(30));
-    let total_timeout = layers.get(
+    let total_timeout = layers.get_limit(
         flags.total_timeout,
         "totalTimeout",
         parse_duration,
         "a duration",
+        None,
     )?;
     let max_output = layers
-        .get(flags.max_output, "maxOutput", parse_size, "a size")?
+        .get_limit(
+            flags.max_output,
+            "maxOutput",
+            parse_size,
+            "a size",
+            Some(10 << 20),
+        )?
         .unwrap_or(10 << 20);
+    // The whole reply's READ and RUN output together: by default what one
+    // task may show.
+    let max_reply_output = layers
+        .get_limit(
+            None,
+            "maxReplyOutput",
+            parse_size,
+            "a size",
+            Some(max_output),
+        )?
+        .unwrap_or(max_output);
     let verify = layers
         .get(flags.verify, "verify", |s| Some(s.to_string()), "")?
         .filter(|v| !v.trim().is_empty());
@@ -53,6 +78,7 @@ pub fn resolve(flags: RunFlags, layers: &Layers<'_>) -> Result<RunSettings, CliE
         timeout,
         total_timeout,
         max_output,
+        max_reply_output,
         verify,
         shared_dirs,
         cancel: None,

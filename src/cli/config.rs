@@ -127,6 +127,40 @@ impl<'r> Layers<'r> {
     }
 }
 
+impl Layers<'_> {
+    /// A limit: `flag` if given, else `clada.<name>` from git config,
+    /// else the team file's value, but only when it is no higher than
+    /// `default` (`None`: no limit), which it may lower and never raise —
+    /// a team file travels with the repository, and on a server anyone
+    /// who can push writes it. A higher team value is clamped to the
+    /// default; a malformed one is an error, as for every setting.
+    pub fn get_limit<T: PartialOrd + Copy>(
+        &self,
+        flag: Option<T>,
+        name: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        expected: &str,
+        default: Option<T>,
+    ) -> Result<Option<T>, CliError> {
+        if flag.is_some() {
+            return Ok(flag);
+        }
+        let from_git = self
+            .repo
+            .and_then(|r| r.config_string(&format!("clada.{name}")))
+            .is_some();
+        let value = self.get(None, name, parse, expected)?;
+        if from_git {
+            return Ok(value);
+        }
+        Ok(match (value, default) {
+            (Some(team), Some(default)) if team > default => Some(default),
+            (Some(team), _) => Some(team),
+            (None, default) => default,
+        })
+    }
+}
+
 /// `10s`, `500ms`, `2m`, or a number of seconds.
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
@@ -200,6 +234,41 @@ mod tests {
         assert_eq!(parse_duration("soon"), None);
         assert_eq!(parse_duration("-1"), None);
         assert_eq!(parse_duration("99999999999999999999h"), None);
+    }
+
+    #[test]
+    fn a_team_file_only_lowers_limits() {
+        let layers = Layers::new(None)
+            .with_team(Some(
+                b"maxOutput = \"1GB\"\ntimeout = \"1s\"\ntotalTimeout = \"5m\"\n",
+            ))
+            .unwrap();
+        let max = |flag| {
+            layers
+                .get_limit(flag, "maxOutput", parse_size, "a size", Some(10 << 20))
+                .unwrap()
+        };
+        assert_eq!(max(None), Some(10 << 20));
+        assert_eq!(max(Some(2 << 30)), Some(2 << 30));
+        let timeout = layers
+            .get_limit(
+                None,
+                "timeout",
+                parse_duration,
+                "a duration",
+                Some(Duration::from_secs(30)),
+            )
+            .unwrap();
+        assert_eq!(timeout, Some(Duration::from_secs(1)));
+        // No default limit: any value lowers it.
+        let total = layers
+            .get_limit(None, "totalTimeout", parse_duration, "a duration", None)
+            .unwrap();
+        assert_eq!(total, Some(Duration::from_secs(300)));
+        let absent = layers
+            .get_limit(None, "maxFileSize", parse_size, "a size", Some(7))
+            .unwrap();
+        assert_eq!(absent, Some(7));
     }
 
     #[test]

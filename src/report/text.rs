@@ -61,6 +61,8 @@ fn line(out: &mut String, task: &TaskReport, output: Output, palette: &Palette) 
     };
     if let (Some(label), Some(output)) = (label, &task.output) {
         for line in output.lines() {
+            // A file's content or a command's output: untrusted.
+            let line = crate::quote::escaped(line);
             let _ = writeln!(out, "[task-{}:{label}] {line}", task.task);
         }
     }
@@ -86,6 +88,7 @@ fn line(out: &mut String, task: &TaskReport, output: Output, palette: &Palette) 
         task.message
     );
     for detail in &task.details {
-        let _ = writeln!(out, "    {detail}");
+        // May quote a command's output or a file's lines: untrusted.
+        let _ = writeln!(out, "    {}", crate::quote::escaped(detail));
     }
 }

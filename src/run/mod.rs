@@ -2,6 +2,7 @@
 //!
 //! - `split`: RUN content to commands, refusing shell syntax.
 //! - `policy`: which commands may run without asking.
+//! - `reads`: what the built-in read-only commands read.
 //! - `spawn`: one command with limits, in its own process group.
 //!
 //! This file owns running one RUN operation (or the user's `--verify`
@@ -11,6 +12,7 @@
 //! types (`command_not_allowed`, `exec_failed`, `exec_timeout`).
 
 pub mod policy;
+pub mod reads;
 pub mod spawn;
 pub mod split;
 
@@ -28,6 +30,10 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// Output kept per task (`--max-output`).
     pub max_output: usize,
+    /// Output kept for the whole reply, its READ operations and RUN lines
+    /// together (`clada.maxReplyOutput`); the user's `--verify` is not
+    /// the reply's and does not count.
+    pub max_reply_output: usize,
     /// Set when the caller gave up on the apply: the running command is
     /// killed and no other starts.
     pub cancel: Option<spawn::Cancel>,
@@ -93,6 +99,10 @@ pub struct Runner<'a> {
     on_line: OnLine<'a>,
     /// Command lines the user approved with "always", in order.
     pub always: Vec<String>,
+    /// `clada.sharedDirs`: read-only commands may read through them.
+    shared_dirs: Vec<String>,
+    /// What is left of the reply's output budget, in bytes.
+    output_left: usize,
 }
 
 impl<'a> Runner<'a> {
@@ -104,11 +114,37 @@ impl<'a> Runner<'a> {
     ) -> Runner<'a> {
         Runner {
             approvals,
+            output_left: limits.max_reply_output,
             limits,
             ask,
             on_line,
             always: Vec::new(),
+            shared_dirs: Vec::new(),
         }
+    }
+
+    /// Lets read-only commands read through the links of
+    /// `clada.sharedDirs` into the user's directories they lead to.
+    pub fn with_shared_dirs(mut self, shared_dirs: Vec<String>) -> Runner<'a> {
+        self.shared_dirs = shared_dirs;
+        self
+    }
+
+    /// What an operation of the reply may still show, at most
+    /// `per_task`: the reply's whole output is bounded, not only each
+    /// operation's (issue 28).
+    pub fn output_room(&self, per_task: usize) -> usize {
+        per_task.min(self.output_left)
+    }
+
+    /// Counts `bytes` of output shown against the reply's budget.
+    pub fn spend_output(&mut self, bytes: usize) {
+        self.output_left = self.output_left.saturating_sub(bytes);
+    }
+
+    /// The reply's output budget (`clada.maxReplyOutput`).
+    pub fn reply_output_limit(&self) -> usize {
+        self.limits.max_reply_output
     }
 
     /// Runs the lines of `script` in `dir` (relative to `root`) one after
@@ -128,7 +164,11 @@ impl<'a> Runner<'a> {
         };
         let cwd = root.join(dir);
         for command in &commands {
-            let place = Place { root, dir };
+            let place = Place {
+                root,
+                dir,
+                shared: &self.shared_dirs,
+            };
             let verdict = policy::judge(&command.words, &command.text, &self.approvals, place);
             if let Some(failure) = self.permit(verdict, &command.text) {
                 outcome.failure = Some(failure);
@@ -142,6 +182,7 @@ impl<'a> Runner<'a> {
                 root,
                 &cwd,
                 pin_git,
+                true,
                 &mut outcome,
             ) {
                 outcome.failure = Some(failure);
@@ -174,7 +215,16 @@ impl<'a> Runner<'a> {
                 return outcome;
             }
         };
-        outcome.failure = self.run_one(label, &words, command_line, cwd, cwd, false, &mut outcome);
+        outcome.failure = self.run_one(
+            label,
+            &words,
+            command_line,
+            cwd,
+            cwd,
+            false,
+            false,
+            &mut outcome,
+        );
         outcome
     }
 
@@ -211,7 +261,7 @@ impl<'a> Runner<'a> {
                             "the user can approve it once for this repository with: git clada allow {}",
                             shell_words::quote(line)
                         ),
-                        "or send a command that is allowed without asking (read-only commands, read-only git, mv/rm/cp/mkdir/touch inside the repository)".to_string(),
+                        "or send a command that is allowed without asking (read-only commands and read-only git reading only inside the repository, mv/rm/cp/mkdir/touch inside it)".to_string(),
                     ],
                 ),
             },
@@ -220,7 +270,8 @@ impl<'a> Runner<'a> {
 
     /// Runs one command, adding its output to `outcome`.
     /// With `pin_git`, a `git` command is pinned to the repository of the
-    /// tree at `root` (see [`git_pinned_to`]).
+    /// tree at `root` (see [`git_pinned_to`]); with `of_reply`, its output
+    /// counts against the reply's budget.
     #[allow(clippy::too_many_arguments)]
     fn run_one(
         &mut self,
@@ -230,6 +281,7 @@ impl<'a> Runner<'a> {
         root: &Path,
         cwd: &Path,
         pin_git: bool,
+        of_reply: bool,
         outcome: &mut RunOutcome,
     ) -> Option<RunFailure> {
         if self
@@ -249,7 +301,10 @@ impl<'a> Runner<'a> {
                 details: Vec::new(),
             });
         }
-        let room = self.limits.max_output.saturating_sub(outcome.output.len());
+        let mut room = self.limits.max_output.saturating_sub(outcome.output.len());
+        if of_reply {
+            room = room.min(self.output_left);
+        }
         let limits = spawn::Limits {
             timeout: self.limits.timeout,
             deadline: self.limits.deadline,
@@ -274,6 +329,9 @@ impl<'a> Runner<'a> {
         let result = spawn::run(words, cwd, limits, &env, |l| on_line(label, l));
         drop(ticker);
         outcome.ran += 1;
+        if of_reply && let Ok(ran) = &result {
+            self.spend_output(ran.output.len());
+        }
         let ran = match result {
             Ok(ran) => ran,
             Err(e) => {

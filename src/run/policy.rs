@@ -17,6 +17,8 @@ use std::path::Path;
 
 use crate::plan::repo_path;
 
+use super::reads;
+
 /// Where the team's approvals live, relative to the repository root: a
 /// file the user chose to commit and share.
 pub const ALLOWED_COMMANDS: &str = ".clada/allowed-commands.json";
@@ -63,6 +65,9 @@ const GIT_WRITING_OPTIONS: &[&str] = &[
     "--track",
     "-t",
 ];
+
+/// Options that make those git subcommands read a file they name.
+const GIT_READING_OPTIONS: &[&str] = &["--pathspec-from-file", "--exclude-from"];
 
 /// Commands whose path arguments must stay inside the tree.
 const PATH_COMMANDS: &[&str] = &["mv", "rm", "cp", "mkdir", "touch"];
@@ -194,11 +199,14 @@ impl Approvals {
 }
 
 /// Where a command runs: the working tree's root on disk and the
-/// directory inside it (relative, `""` for the root).
+/// directory inside it (relative, `""` for the root), and the shared
+/// directories (`clada.sharedDirs`), links in the tree to the user's own
+/// directories, whose contents may be read as the tree's.
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
     pub root: &'a Path,
     pub dir: &'a str,
+    pub shared: &'a [String],
 }
 
 /// Judges one command (its words and its line as written) about to run
@@ -217,10 +225,24 @@ pub fn judge(words: &[String], line: &str, approvals: &Approvals, place: Place<'
         if writes_despite_its_name(name, args) {
             return Verdict::NeedsApproval;
         }
-        return Verdict::Allowed;
+        let reads_inside = if name == "xxd" {
+            reads::xxd_reads_inside(args, place)
+        } else {
+            reads::judge_reads(name, args, place) == Verdict::Allowed
+        };
+        return if reads_inside {
+            Verdict::Allowed
+        } else {
+            Verdict::NeedsApproval
+        };
     }
     if name == "git" {
-        return judge_git(args);
+        return match judge_git(args) {
+            Verdict::Allowed if !reads::git_reads_inside(&args[1..], place) => {
+                Verdict::NeedsApproval
+            }
+            verdict => verdict,
+        };
     }
     if PATH_COMMANDS.contains(&name) {
         return judge_paths(name, args, place);
@@ -340,6 +362,20 @@ fn judge_git(args: &[String]) -> Verdict {
         GIT_WRITING_OPTIONS.contains(&key)
     });
     if writes {
+        return Verdict::NeedsApproval;
+    }
+    // Options that read a file named in their value: `-O ORDERFILE`
+    // (`git diff`, `log`, `show`), `-X`/`--exclude-from` (`ls-files`),
+    // `--pathspec-from-file`. Short options may be grouped or glued.
+    let reads_a_named_file = args[1..].iter().any(|a| {
+        let key = a.split('=').next().unwrap_or(a);
+        GIT_READING_OPTIONS.contains(&key)
+            || (a.len() > 1
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].contains(['O', 'X']))
+    });
+    if reads_a_named_file {
         return Verdict::NeedsApproval;
     }
     // `git branch NAME` creates a branch; only listing is read-only.
@@ -551,19 +587,31 @@ pub fn linked_component(root: &Path, path: &str, last_may_be_link: bool) -> Opti
 mod tests {
     use super::*;
 
+    /// The verdict in an empty working tree.
     fn verdict(line: &str) -> Verdict {
-        verdict_in(Path::new("/nonexistent-clada-root"), "", line)
+        let root = tempfile::tempdir().unwrap();
+        verdict_in(root.path(), "", line)
     }
 
     fn verdict_in(root: &Path, dir: &str, line: &str) -> Verdict {
         let words = shell_words::split(line).unwrap();
-        judge(&words, line, &Approvals::default(), Place { root, dir })
+        judge(
+            &words,
+            line,
+            &Approvals::default(),
+            Place {
+                root,
+                dir,
+                shared: &[],
+            },
+        )
     }
 
     fn nowhere() -> Place<'static> {
         Place {
             root: Path::new("/nonexistent-clada-root"),
             dir: "",
+            shared: &[],
         }
     }
 

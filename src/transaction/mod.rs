@@ -84,6 +84,9 @@ pub struct RunSettings {
     pub timeout: Duration,
     pub total_timeout: Option<Duration>,
     pub max_output: usize,
+    /// What the whole reply's READ and RUN output may hold together
+    /// (`clada.maxReplyOutput`).
+    pub max_reply_output: usize,
     pub verify: Option<String>,
     /// `clada.sharedDirs`: the user's ignored directories linked into the
     /// scratch tree.
@@ -412,10 +415,12 @@ fn runner<'h>(
         timeout: run.timeout,
         deadline: run.total_timeout.map(|t| start + t),
         max_output: run.max_output,
+        max_reply_output: run.max_reply_output,
         cancel: run.cancel.clone(),
     };
     let on_line = std::mem::replace(&mut hooks.on_line, Box::new(|_, _| {}));
     Runner::new(approvals, limits, hooks.ask.take(), on_line)
+        .with_shared_dirs(run.shared_dirs.clone())
 }
 
 /// The caller's settings, given the team's `.clada/config.toml` as it is

@@ -2,7 +2,7 @@
 //! the commits and refs it writes, modes and settings. Per-operation rules
 //! are covered by the data-driven cases in `test-data/apply/`.
 
-use crate::common::{apply, clada, git, git_output, json, out, read, repo, scratch};
+use crate::common::{apply, clada, commit, git, git_output, json, out, read, repo, scratch};
 
 const EDIT: &str = "<---SEARCH file=\"a.txt\"--->\nold\n<---REPLACE--->\nnew\n<---END--->\n";
 
@@ -1133,4 +1133,122 @@ fn problems_past_the_kept_ones_are_counted_at_the_end_of_the_report() {
     assert_eq!(report["diagnostics"].as_array().map(Vec::len), Some(1000));
     assert_eq!(report["diagnostics_omitted"].as_u64(), Some(200));
     assert_eq!(report["tasks"].as_array().map(Vec::len), Some(1201));
+}
+
+/// A file's content shown by READ is untrusted: its escape sequences are
+/// shown escaped in the text report (issue 28 point 6, the form
+/// `push-reply` shows the server's text in too).
+#[test]
+fn read_output_shows_control_characters_escaped() {
+    let dir = repo(&[("esc.txt", "\x1b[2Jcleared\rover\ttab\n")]);
+    let a = apply(
+        dir.path(),
+        &["-"],
+        r#"[{"op": "read", "paths": ["esc.txt"]}]"#,
+    )
+    .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        text.contains("[task-1:read] \\u{1b}[2Jcleared\\u{d}over\ttab\n"),
+        "{text:?}"
+    );
+    // A failed command's last lines, quoted in the details, too.
+    let a = apply(
+        dir.path(),
+        &["-"],
+        "<---RUN--->\ncat esc.txt missing.txt\n<---END--->\n",
+    )
+    .code(1);
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(text.contains("exec_failed"), "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{text:?}"
+    );
+    assert!(text.contains("| \\u{1b}[2Jcleared"), "{text:?}");
+}
+
+/// The sum of the outputs of a JSON report's tasks, in bytes.
+fn output_bytes(report: &serde_json::Value) -> usize {
+    report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["output"].as_str().map_or(0, str::len))
+        .sum()
+}
+
+/// Issue 28 point 5: the whole reply's output is bounded, READ and RUN
+/// together, not each operation's: five READs of a file larger than the
+/// limit show the limit once, then say that the reply's output is spent,
+/// and a RUN after them shows nothing more.
+#[test]
+fn the_whole_replys_output_is_bounded_read_and_run_together() {
+    let line = format!("{}\n", "x".repeat(99));
+    let dir = repo(&[("big.txt", &line.repeat(100))]);
+    git(dir.path(), &["config", "clada.maxOutput", "4KB"]);
+    let read = r#"{"op": "read", "paths": ["big.txt"]}"#;
+    let reply = format!(
+        "[{}, {{\"op\": \"run\", \"cmd\": \"cat big.txt\"}}]",
+        [read; 5].join(", ")
+    );
+    let a = apply(dir.path(), &["--format", "json", "-"], &reply).code(1);
+    let report = json(&a);
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks[0]["status"], "SUCCESS", "{report}");
+    assert_eq!(tasks[0]["output"].as_str().unwrap().len(), 4000);
+    for task in &tasks[1..5] {
+        assert_eq!(task["error_type"], "output_limit", "{task}");
+    }
+    let shown = output_bytes(&report);
+    // What is left after the first READ (96 bytes) goes to the RUN, and
+    // its cut adds the marker line.
+    assert_eq!(
+        tasks[5]["output"].as_str().unwrap().len(),
+        96 + 20,
+        "{report}"
+    );
+    assert!(shown <= 4096 + "\n[output truncated]\n".len(), "{shown}");
+    // The reply's limit can be set apart from each operation's.
+    git(dir.path(), &["config", "clada.maxReplyOutput", "9000"]);
+    let a = apply(dir.path(), &["--format", "json", "-"], &reply).code(1);
+    let report = json(&a);
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks[1]["output"].as_str().unwrap().len(), 4000);
+    assert_eq!(tasks[2]["output"].as_str().unwrap().len(), 1000);
+    assert_eq!(tasks[3]["error_type"], "output_limit", "{report}");
+}
+
+/// Issue 28 point 5: the team's `.clada/config.toml` may lower a limit
+/// and never raise it above the default (git config, which is the
+/// user's, still may).
+#[test]
+fn a_team_file_lowers_limits_and_never_raises_them() {
+    let line = format!("{}\n", "y".repeat(1023));
+    let big = line.repeat(11 * 1024);
+    let dir = repo(&[
+        ("big.txt", &big),
+        (
+            ".clada/config.toml",
+            "maxOutput = \"1GB\"\nmaxReplyOutput = \"1GB\"\n",
+        ),
+    ]);
+    let reply = r#"[{"op": "read", "paths": ["big.txt"]}]"#;
+    let a = apply(dir.path(), &["--format", "json", "-"], reply).success();
+    let shown = output_bytes(&json(&a));
+    assert_eq!(shown, 10 << 20, "the team file raised maxOutput");
+    std::fs::write(
+        dir.path().join(".clada/config.toml"),
+        "maxOutput = \"2KB\"\n",
+    )
+    .unwrap();
+    git(dir.path(), &["add", "-A"]);
+    commit(dir.path(), &["-q", "-m", "lower"]);
+    let a = apply(dir.path(), &["--format", "json", "-"], reply).success();
+    assert_eq!(output_bytes(&json(&a)), 2048);
+    git(dir.path(), &["config", "clada.maxOutput", "11MB"]);
+    let a = apply(dir.path(), &["--format", "json", "-"], reply).success();
+    assert_eq!(output_bytes(&json(&a)), 11 << 20);
 }

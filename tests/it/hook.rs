@@ -1889,3 +1889,60 @@ fn a_push_reply_from_a_clone_behind_the_server_is_replayed_on_its_tip() {
         "another agent's file\n"
     );
 }
+
+/// Issue 28 point 6: the server's result text is shown as `apply` shows
+/// untrusted text: a file holding escape sequences, read on the server,
+/// reaches the agent's terminal with its control characters escaped,
+/// never as the sequences themselves.
+#[test]
+fn push_reply_escapes_the_results_control_characters() {
+    let s = setup();
+    std::fs::write(
+        s.client.join("esc.txt"),
+        "\x1b[2J\x1b]0;owned\x07cleared\rover\n",
+    )
+    .unwrap();
+    ok(&s.client, &["add", "esc.txt"]);
+    ok(&s.client, &["commit", "-q", "-m", "esc"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let out = push_reply_fs(&s.client, r#"[{"op": "read", "paths": ["esc.txt"]}]"#, None);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}{}", text(&out.stderr));
+    assert!(shown.contains("cleared"), "{shown}");
+    assert!(
+        !shown
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\\u{1b}[2J"), "{shown}");
+    assert!(shown.contains("cleared\\u{d}over"), "{shown}");
+}
+
+/// Issue 28 point 5 on the server: a small request of many READs shows
+/// the server's limit once for the whole request, and a pushed team file
+/// cannot raise it.
+#[test]
+fn a_requests_reads_are_bounded_as_a_whole_on_the_server() {
+    let s = setup();
+    ok(&s.server, &["config", "clada.maxOutput", "4KB"]);
+    let line = format!("{}\n", "z".repeat(99));
+    std::fs::write(s.client.join("big.txt"), line.repeat(100)).unwrap();
+    std::fs::create_dir_all(s.client.join(".clada")).unwrap();
+    std::fs::write(
+        s.client.join(".clada/config.toml"),
+        "maxOutput = \"1GB\"\nmaxReplyOutput = \"1GB\"\n",
+    )
+    .unwrap();
+    ok(&s.client, &["add", "-A"]);
+    ok(&s.client, &["commit", "-q", "-m", "big"]);
+    ok(&s.client, &["push", "-q", "origin", "main"]);
+    let read = r#"{"op": "read", "paths": ["big.txt"]}"#;
+    let reply = format!("[{}]", [read; 5].join(", "));
+    let out = push_reply_fs(&s.client, &reply, None);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}{}", text(&out.stderr));
+    let read_lines = shown.lines().filter(|l| l.contains(":read] ")).count();
+    assert_eq!(read_lines, 40, "{shown}");
+    assert_eq!(shown.matches("output_limit").count(), 4, "{shown}");
+}

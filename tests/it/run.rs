@@ -902,3 +902,62 @@ fn the_first_whole_scratch_checkout_keeps_modes_whatever_core_filemode_says() {
     let a = apply(dir.path(), &["-"], &run_block("./run.sh")).success();
     assert!(stdout(&a).contains("[task-1:exec] ran"), "{}", stdout(&a));
 }
+
+/// Issue 28 point 8: a read-only command may read only inside the
+/// working tree without asking. A key in a temporary HOME, the process's
+/// environment, `git diff --no-index` against an outside file and a
+/// committed link leading out all need approval, which there is no
+/// terminal to give; reading inside still runs unasked.
+#[test]
+fn read_only_commands_ask_before_reading_outside_the_tree() {
+    let home = scratch();
+    let key = home.path().join(".ssh/id_rsa");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "PRIVATE KEY MATERIAL\n").unwrap();
+    let key = key.to_str().unwrap().to_string();
+    let dir = repo(&[("a.txt", "inside\n")]);
+    std::os::unix::fs::symlink(&key, dir.path().join("link")).unwrap();
+    git(dir.path(), &["add", "link"]);
+    commit(dir.path(), &["-q", "-m", "a link out"]);
+    for line in [
+        format!("cat {key}"),
+        "cat /proc/self/environ".to_string(),
+        format!("git diff --no-index {key} /dev/null"),
+        format!("git diff {key} /dev/null"),
+        "cat link".to_string(),
+        format!("head -n 1 {key}"),
+        format!("grep -r KEY {}", home.path().display()),
+        format!("grep -f {key} a.txt"),
+        "cat .git/config".to_string(),
+    ] {
+        let a = clada(home.path(), dir.path())
+            .env("GIT_AUTHOR_DATE", crate::common::DATE)
+            .env("GIT_COMMITTER_DATE", crate::common::DATE)
+            .args(["apply", "--format", "json", "-"])
+            .write_stdin(run_block(&line))
+            .assert()
+            .code(1);
+        let report = json(&a);
+        let task = &report["tasks"][0];
+        assert_eq!(task["error_type"], "command_not_allowed", "{line}: {task}");
+        assert!(
+            task["message"].as_str().unwrap().contains("needs approval"),
+            "{line}: {task}"
+        );
+        let text = report.to_string();
+        assert!(!text.contains("PRIVATE KEY"), "{line}: {text}");
+    }
+    let a = apply(
+        dir.path(),
+        &["-"],
+        &run_block("cat a.txt\ngrep -rn inside .\ngit diff --no-index a.txt /dev/null"),
+    );
+    let text = stdout(&a.code(1));
+    assert!(text.contains("[task-1:exec] inside"), "{text}");
+    assert!(text.contains("a.txt:1:inside"), "{text}");
+    // `git diff --no-index` exits 1 when the files differ: it ran.
+    assert!(
+        text.contains("+++ /dev/null") || text.contains("--- a/a.txt"),
+        "{text}"
+    );
+}

@@ -278,7 +278,13 @@ pub(crate) fn resolve(
             full_detail: error_detail >= ErrorDetail::Full,
             max_output: run.max_output,
             max_file_size: layers
-                .get(None, "maxFileSize", super::config::parse_size, "a size")?
+                .get_limit(
+                    None,
+                    "maxFileSize",
+                    super::config::parse_size,
+                    "a size",
+                    Some(crate::apply::exec::MAX_FILE_SIZE),
+                )?
                 .unwrap_or(crate::apply::exec::MAX_FILE_SIZE),
             // Set when the transaction starts.
             feedback_until: None,

@@ -220,7 +220,10 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             text
         }
     };
-    super::write_stdout(|out| out.write_all(&text))?;
+    // The server's text holds what a reply read there: shown as `apply`
+    // shows untrusted text, never its escape sequences.
+    let shown = crate::quote::escaped(&String::from_utf8_lossy(&text)).into_owned();
+    super::write_stdout(|out| out.write_all(shown.as_bytes()))?;
     let status = status_of(&text);
     // Only a request that moved the server's branch has something to
     // bring here; a refused or failed one leaves the branch alone.
