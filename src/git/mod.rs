@@ -22,6 +22,7 @@
 
 mod cas;
 pub mod commit;
+mod config_write;
 mod convert;
 mod dirty;
 pub mod history;

@@ -44,6 +44,20 @@ fn refused(client: &Path, refspec: &str, why: &str) {
 #[test]
 fn the_records_only_the_hooks_write_cannot_be_pushed() {
     let (_root, server, client) = server();
+    // Installing the server hooks keeps results out of pushes'
+    // advertisements, once.
+    assert_eq!(
+        ok(&server, &["config", "--get-all", "receive.hideRefs"]),
+        "refs/clada/results"
+    );
+    clada(&server, &server)
+        .args(["hook", "install", "--server"])
+        .assert()
+        .success();
+    assert_eq!(
+        ok(&server, &["config", "--get-all", "receive.hideRefs"]),
+        "refs/clada/results"
+    );
     ok(
         &client,
         &[

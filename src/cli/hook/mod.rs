@@ -207,6 +207,23 @@ fn run_install(args: &InstallArgs) -> Result<Outcome, CliError> {
     })?;
     report(&dir, &done)?;
     if args.server {
+        // Requests' answers are references of their own: kept out of every
+        // push's reference advertisement (pushers never write there, and
+        // fetching one by name is unaffected). They also expire
+        // (clada.resultsExpire).
+        if repo
+            .add_config_value(
+                "receive",
+                "hideRefs",
+                crate::hook::requests::RESULTS.trim_end_matches('/'),
+            )
+            .map_err(|e| CliError::new(e.to_string()))?
+        {
+            println!(
+                "clada: receive.hideRefs {} set: results stay out of pushes' reference advertisements",
+                crate::hook::requests::RESULTS.trim_end_matches('/')
+            );
+        }
         println!(
             "clada: pushes to the inbox notes ref (git config clada.inboxRef, default refs/notes/clada-inbox) are now checked and applied; results go to refs/notes/clada-results"
         );
