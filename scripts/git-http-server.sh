@@ -15,6 +15,9 @@
 #                                          serve ROOT/repos at http://127.0.0.1:PORT/ID/git/, and ID
 #                                          itself at /id, on the listening socket that is standard
 #                                          input (exec, in the foreground: see below)
+#   git-http-server.sh serve ROOT PORT BIN [nginx]
+#                                          from a shell: bind 127.0.0.1:PORT and serve ROOT/repos
+#                                          at http://127.0.0.1:PORT/local/git/ (Ctrl-C stops it)
 #   git-http-server.sh run-nginx ROOT PORT ID BIN <SOCKET
 #                                          the same with nginx and fcgiwrap, the most common
 #                                          set-up (doc/hooks.md has the configuration)
@@ -266,8 +269,30 @@ EOF
     exec 3<&0 </dev/null
     exec env -i PATH="$WEB_PATH" NGINX="3;" /usr/sbin/nginx -c "$root/nginx.conf" -p "$root/nginx/"
     ;;
+serve)
+    # From a shell: binds 127.0.0.1:PORT itself (with python3, as bash
+    # cannot listen) and runs `run` (or `run-nginx`) on it, in the
+    # foreground; Ctrl-C stops it. Repositories come from `repo`.
+    root=${2:?usage: serve ROOT PORT BIN [nginx]}
+    port=${3:?usage: serve ROOT PORT BIN [nginx]}
+    bin=${4:?usage: serve ROOT PORT BIN [nginx]}
+    mode=run
+    if [ "${5:-}" = nginx ]; then mode=run-nginx; fi
+    mkdir -p "$root"
+    chmod 755 "$root"
+    echo "serving $root/repos/NAME.git at http://127.0.0.1:$port/local/git/NAME.git" >&2
+    exec python3 -c '
+import os, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[4])))
+s.listen(128)
+os.dup2(s.fileno(), 0)
+os.execvp("bash", ["bash"] + sys.argv[1:])
+' "$0" "$mode" "$root" "$port" local "$bin"
+    ;;
 *)
-    echo "usage: $0 check BIN [nginx] | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT ID BIN <SOCKET | run-nginx ROOT PORT ID BIN <SOCKET" >&2
+    echo "usage: $0 check BIN [nginx] | repo ROOT NAME BIN | as-server ROOT BIN CMD... | run ROOT PORT ID BIN <SOCKET | run-nginx ROOT PORT ID BIN <SOCKET | serve ROOT PORT BIN [nginx]" >&2
     exit 2
     ;;
 esac
