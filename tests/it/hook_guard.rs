@@ -234,3 +234,45 @@ fn results_older_than_results_expire_are_removed() {
         ["refs/clada/results/four", "refs/clada/results/three"]
     );
 }
+
+#[test]
+fn each_answered_request_is_logged_and_hook_stats_sums_them_up() {
+    let (_root, server, client) = server();
+    for id in ["first", "second"] {
+        let commit = request(&client, "main");
+        let pushed = crate::hook::git_cmd(
+            &client,
+            &["push", "origin", &format!("{commit}:refs/clada/inbox/{id}")],
+        )
+        .env("REMOTE_USER", "agent-7")
+        .output()
+        .unwrap();
+        assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    }
+    let log = std::fs::read_to_string(server.join("clada/requests.log")).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert_eq!(lines[0]["request"], "first");
+    assert_eq!(lines[0]["status"], "success");
+    assert_eq!(lines[0]["pusher"], "agent-7");
+    assert_eq!(lines[0]["branch"], "main");
+    assert_eq!(lines[0]["recovered"], false);
+    // The second, made for the old tip, finds `hi` gone on the new one.
+    assert_eq!(lines[1]["status"], "stale");
+    let stats = clada(&server, &server)
+        .args(["hook", "stats"])
+        .output()
+        .unwrap();
+    assert!(stats.status.success());
+    let said = text(&stats.stdout);
+    assert!(said.contains("requests: 2"), "{said}");
+    assert!(said.contains("outcomes: stale 1, success 1"), "{said}");
+    assert!(
+        said.contains("recovered (answered by another hook): 0"),
+        "{said}"
+    );
+    assert!(said.contains("waiting now (queue depth): 0"), "{said}");
+}

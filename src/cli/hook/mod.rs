@@ -25,6 +25,7 @@ mod client;
 mod expire;
 mod receive;
 mod request;
+mod stats;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -61,6 +62,12 @@ pub enum HookAction {
     /// post-receive. This does it now, for a repository nobody pushes to
     /// (from cron, or by hand after a crash).
     Recover,
+    /// Summarise the server's request log: requests, outcomes, apply and
+    /// wait times (p50, p95), recovered requests, the queue now
+    ///
+    /// The receive hooks log one line per answered request in
+    /// <git dir>/clada/requests.log (rotated at 1 MiB).
+    Stats,
 }
 
 /// Install clada's hooks into this repository's hooks directory
@@ -108,6 +115,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             // The lock is taken and released inside: what the hook says
             // is printed after.
             let mut out = String::new();
+            stats::mark_start();
             let ours = receive::post_receive(&repo, &input, &mut out);
             // After the answers: old results go, whatever this push was.
             if let Err(e) = expire::expire_results(&repo, &mut out) {
@@ -120,7 +128,9 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             emit(&out);
             Ok(worst(chained, ours?))
         }
+        HookAction::Stats => stats::run_stats(&open()?),
         HookAction::Recover => {
+            stats::mark_start();
             let mut out = String::new();
             let repo = open()?;
             let done = request::recover_now(&repo, &mut out);

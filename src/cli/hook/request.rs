@@ -174,6 +174,8 @@ pub(super) fn answer_request(
     came: Came<'_, '_>,
     out: &mut String,
 ) -> Result<Vec<String>, CliError> {
+    let timing = super::stats::Timing::start();
+    let recovered = matches!(came, Came::Left);
     let none = Replies::default();
     let (pushed, replies) = match came {
         Came::Pushed(pushed, replies) => (pushed, replies),
@@ -248,6 +250,19 @@ pub(super) fn answer_request(
     for (_, status, _) in answered {
         statuses.push(status);
     }
+    let logged = if statuses.len() == 1 {
+        statuses[0].clone()
+    } else {
+        "several".to_string()
+    };
+    super::stats::record(
+        repo,
+        id,
+        request.branch.as_deref(),
+        &logged,
+        &timing,
+        recovered,
+    );
     say!(
         out,
         "clada: the result is at {results} (git fetch origin {results})"
