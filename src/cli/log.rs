@@ -135,10 +135,44 @@ fn line(e: &Entry) -> String {
 
 pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
     let repo = open()?;
+    let (report, head_commit) = gather(&repo, &args)?;
+    if args.format == Some(Format::Json) {
+        write_stdout(|w| {
+            serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
+            w.write_all(b"\n")
+        })?;
+        return Ok(Outcome::Success);
+    }
+    // `-n 0` asks for no entry, as `git log -n 0` does: nothing to print,
+    // and "no clada applies" would not be true.
+    if args.max_count == Some(0) {
+        return Ok(Outcome::Success);
+    }
+    write_stdout(|w| write_text(w, &report, head_commit))?;
+    Ok(Outcome::Success)
+}
+
+/// The log as its JSON document and as text, from one look at the
+/// repository (the MCP server's `log` tool gives both).
+pub(crate) fn log_both(args: &LogArgs) -> Result<(serde_json::Value, String), CliError> {
+    let repo = open()?;
+    let (report, head_commit) = gather(&repo, args)?;
+    let document = serde_json::to_value(&report)
+        .map_err(|e| CliError::new(format!("cannot write the log: {e}")))?;
+    let mut text = Vec::new();
+    if args.max_count != Some(0) {
+        write_text(&mut text, &report, head_commit)
+            .map_err(|e| CliError::new(format!("cannot write the log: {e}")))?;
+    }
+    Ok((document, String::from_utf8_lossy(&text).into_owned()))
+}
+
+/// The applies `args` ask for, and the commit HEAD is at.
+fn gather(repo: &Repository, args: &LogArgs) -> Result<(LogReport, Option<ObjectId>), CliError> {
     let head = repo.head().map_err(git_err)?;
     let start = match &args.rev {
         Some(rev) => Some(repo.resolve_commit(rev).map_err(git_err)?),
-        None => match (session::read(&repo).map_err(git_err)?, &head) {
+        None => match (session::read(repo).map_err(git_err)?, &head) {
             (Some(s), Head::Detached(_)) => Some(s.tip),
             (_, Head::Branch { commit, .. }) => *commit,
             (_, Head::Detached(id)) => Some(*id),
@@ -151,7 +185,7 @@ pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
         if entries.len() >= max {
             break;
         }
-        match unit_at(&repo, id).map_err(git_err)? {
+        match unit_at(repo, id).map_err(git_err)? {
             Some(unit) => {
                 entries.push(entry(&unit));
                 at = unit.base;
@@ -160,7 +194,7 @@ pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
         }
     }
     let redoable: Vec<Entry> = match (&args.rev, &head) {
-        (None, Head::Branch { commit, .. }) => undo_stack::redo_chain(&repo, *commit)
+        (None, Head::Branch { commit, .. }) => undo_stack::redo_chain(repo, *commit)
             .map_err(git_err)?
             .iter()
             .map(|e| entry(&e.unit))
@@ -168,47 +202,41 @@ pub fn run_log(args: LogArgs) -> Result<Outcome, CliError> {
         _ => Vec::new(),
     };
     let report = LogReport { entries, redoable };
-    if args.format == Some(Format::Json) {
-        write_stdout(|w| {
-            serde_json::to_writer_pretty(&mut *w, &report).map_err(std::io::Error::from)?;
-            w.write_all(b"\n")
-        })?;
-        return Ok(Outcome::Success);
-    }
-    // `-n 0` asks for no entry, as `git log -n 0` does: nothing to print,
-    // and "no clada applies" would not be true.
-    if max == 0 {
-        return Ok(Outcome::Success);
-    }
     let head_commit = match head {
         Head::Branch { commit, .. } => commit,
         Head::Detached(id) => Some(id),
     };
-    write_stdout(|w| {
-        if !report.redoable.is_empty() {
-            writeln!(w, "undone, `git clada redo` restores (next first):")?;
-            for e in &report.redoable {
-                writeln!(w, "  {}", line(e))?;
-            }
-            writeln!(w)?;
+    Ok((report, head_commit))
+}
+
+/// The text log.
+fn write_text(
+    w: &mut dyn std::io::Write,
+    report: &LogReport,
+    head_commit: Option<ObjectId>,
+) -> std::io::Result<()> {
+    if !report.redoable.is_empty() {
+        writeln!(w, "undone, `git clada redo` restores (next first):")?;
+        for e in &report.redoable {
+            writeln!(w, "  {}", line(e))?;
         }
-        if report.entries.is_empty() {
-            writeln!(w, "no clada applies on this history")?;
-        }
-        for e in &report.entries {
-            let here = if Some(e.commit.as_str()) == head_commit.map(|h| h.to_string()).as_deref() {
-                "  <- HEAD"
-            } else {
-                ""
-            };
-            writeln!(w, "{}{here}", line(e))?;
-        }
-        writeln!(
-            w,
-            "hint: `git clada show <id>` prints the reply and report of an apply"
-        )
-    })?;
-    Ok(Outcome::Success)
+        writeln!(w)?;
+    }
+    if report.entries.is_empty() {
+        writeln!(w, "no clada applies on this history")?;
+    }
+    for e in &report.entries {
+        let here = if Some(e.commit.as_str()) == head_commit.map(|h| h.to_string()).as_deref() {
+            "  <- HEAD"
+        } else {
+            ""
+        };
+        writeln!(w, "{}{here}", line(e))?;
+    }
+    writeln!(
+        w,
+        "hint: `git clada show <id>` prints the reply and report of an apply"
+    )
 }
 
 /// The reply of the apply `post`: its note, else the blob its

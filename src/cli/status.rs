@@ -205,6 +205,33 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
         })?;
         return Ok(Outcome::Success);
     }
+    let lines = text_lines(&repo, &r)?;
+    write_stdout(|w| {
+        for l in &lines {
+            writeln!(w, "{l}")?;
+        }
+        Ok(())
+    })?;
+    Ok(Outcome::Success)
+}
+
+/// The status as its JSON document and as text, from one look at the
+/// repository (the MCP server's `status` tool gives both).
+pub(crate) fn status_both() -> Result<(serde_json::Value, String), CliError> {
+    let repo = open()?;
+    let r = gather(&repo)?;
+    let document = serde_json::to_value(&r)
+        .map_err(|e| CliError::new(format!("cannot write the status: {e}")))?;
+    let mut text = String::new();
+    for l in text_lines(&repo, &r)? {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    Ok((document, text))
+}
+
+/// The text status of `r`, line by line.
+fn text_lines(repo: &Repository, r: &Report) -> Result<Vec<String>, CliError> {
     let subject = |id: &str| -> Result<String, CliError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(|e| CliError::new(e.to_string()))?;
         let info = repo.commit_info(id).map_err(git_err)?;
@@ -341,11 +368,5 @@ pub fn run_status(args: StatusArgs) -> Result<Outcome, CliError> {
                 .to_string(),
         );
     }
-    write_stdout(|w| {
-        for l in &lines {
-            writeln!(w, "{l}")?;
-        }
-        Ok(())
-    })?;
-    Ok(Outcome::Success)
+    Ok(lines)
 }

@@ -975,10 +975,16 @@ fn a_client_that_goes_away_mid_run_leaves_no_command_and_no_lock() {
             closed.elapsed()
         );
     });
-    assert!(
-        !running(b"sleep\x0043.5\x00"),
-        "the RUN outlived the server"
-    );
+    // Killed before the server exited; the kernel may take a moment to
+    // finish it on a loaded machine.
+    let gone = Instant::now();
+    while running(b"sleep\x0043.5\x00") {
+        assert!(
+            gone.elapsed() < Duration::from_secs(5),
+            "the RUN outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
         !dir.path().join(".git/clada.lock").exists(),
         "the lock was left"

@@ -136,38 +136,33 @@ fn check_or_stop(params: CheckParams) -> Result<Done, CliError> {
     })
 }
 
-/// A read-only command run twice, for its JSON document and its text.
-fn both(run: impl Fn(Option<Format>) -> Result<Outcome, CliError>) -> Done {
-    let (result, json) = captured(|| run(Some(Format::Json)));
-    if let Err(e) = result {
-        return Done::failed(&e);
-    }
-    let (result, shown) = captured(|| run(Some(Format::Text)));
-    if let Err(e) = result {
-        return Done::failed(&e);
-    }
-    match document(&json) {
-        Ok(structured) => Done {
+/// `status`: the JSON document and the text, from one look.
+pub fn status() -> Done {
+    match status::status_both() {
+        Ok((structured, text)) => Done {
             structured,
-            text: text(shown),
+            text,
             is_error: false,
         },
         Err(e) => Done::failed(&e),
     }
 }
 
-pub fn status() -> Done {
-    both(|format| status::run_status(status::StatusArgs { format }))
-}
-
+/// `log`: the JSON document and the text, from one look.
 pub fn log(params: LogParams) -> Done {
-    both(|format| {
-        log::run_log(log::LogArgs {
-            rev: params.rev.clone(),
-            max_count: params.max_count,
-            format,
-        })
-    })
+    let args = log::LogArgs {
+        rev: params.rev,
+        max_count: params.max_count,
+        format: None,
+    };
+    match log::log_both(&args) {
+        Ok((structured, text)) => Done {
+            structured,
+            text,
+            is_error: false,
+        },
+        Err(e) => Done::failed(&e),
+    }
 }
 
 pub fn show(params: ShowParams) -> Done {
@@ -203,13 +198,8 @@ fn history(run: impl FnOnce() -> Result<Outcome, CliError>) -> Done {
         return Done::failed(&e);
     }
     let said = text(said);
-    let (result, json) = captured(|| {
-        status::run_status(status::StatusArgs {
-            format: Some(Format::Json),
-        })
-    });
-    let state = match result.and_then(|_| document(&json)) {
-        Ok(state) => state,
+    let state = match status::status_both() {
+        Ok((state, _)) => state,
         Err(e) => return Done::failed(&e),
     };
     Done {
