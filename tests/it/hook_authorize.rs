@@ -294,3 +294,50 @@ fn a_request_left_by_a_stopped_hook_keeps_its_pusher() {
     let result = only_result(&server);
     assert_eq!(trailer(&result, "Clada-Pusher"), Some("alice"), "{result}");
 }
+
+#[test]
+fn post_receive_asks_again_for_the_branch_it_applies_to() {
+    // Without pre-receive (or for a branch that moved onto the note's
+    // commit since it ran), post-receive's own check refuses the request.
+    let (root, server, client) = server();
+    authorize_with_script(root.path(), &server);
+    std::fs::remove_file(server.join("hooks/pre-receive")).unwrap();
+    let main = ok(&server, &["rev-parse", "main"]);
+    let out = push_reply_as(&client, Some(("REMOTE_USER", "bob")), "main");
+    let said = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert_eq!(ok(&server, &["rev-parse", "main"]), main, "main unmoved");
+    let result = only_result(&server);
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("refused"),
+        "{result}"
+    );
+    assert_eq!(trailer(&result, "Clada-Pusher"), Some("bob"), "{result}");
+    assert!(
+        result.contains("refused: bob may not write main: git config clada.authorize"),
+        "{result}"
+    );
+    assert!(result.contains("the request was not applied"), "{result}");
+}
+
+#[test]
+fn an_authorize_setting_that_names_no_command_fails_every_push_of_a_request() {
+    let (_root, server, client) = server();
+    ok(&server, &["config", "clada.authorize", "  "]);
+    let main = ok(&server, &["rev-parse", "main"]);
+    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let said = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("names no command"), "{said}");
+    assert_eq!(ok(&server, &["rev-parse", "main"]), main);
+    ok(&server, &["config", "clada.authorize", "'unclosed"]);
+    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let said = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("git config clada.authorize = \"'unclosed\""),
+        "{said}"
+    );
+    assert_eq!(ok(&server, &["rev-parse", "main"]), main);
+}
