@@ -10,8 +10,10 @@
 //! who is allowed. When `clada.authorize` is set, everything that is not
 //! a plain yes (no pusher, a command that cannot start, a signal) is a no.
 
+use std::io::{Read, Seek};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::git::Repository;
 
@@ -23,6 +25,11 @@ const PUSHER_VARIABLES: &[&str] = &["REMOTE_USER", "GL_USER", "GITEA_PUSHER_NAME
 
 /// How much of the command's output a refusal quotes.
 const QUOTED: usize = 400;
+
+/// How long the command may take before it is stopped and the answer is
+/// no: post-receive may ask it while holding the branch's turn (and,
+/// with `clada.serverRun`, the repository's lock).
+const ANSWER_WITHIN: Duration = Duration::from_secs(30);
 
 /// The pusher's identity: the first of `clada.pusherVariables` (every
 /// value, names separated by spaces or commas; default
@@ -92,18 +99,23 @@ impl Authorize {
             ));
         };
         let path = repository_path(repo.git_dir());
-        let output = Command::new(&self.argv[0])
-            .args(&self.argv[1..])
+        let mut cmd = Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..])
             .args([pusher, path.as_str(), short])
             .env("CLADA_PUSHER", pusher)
             .env("CLADA_REPOSITORY", &path)
             .env("CLADA_BRANCH", short)
             .env("CLADA_REF", branch)
-            .current_dir(repo.git_dir())
-            .stdin(Stdio::null())
-            .output();
-        let output = match output {
-            Ok(output) => output,
+            .current_dir(repo.git_dir());
+        let (status, said) = match run(cmd) {
+            Ok(Some(done)) => done,
+            Ok(None) => {
+                return Err(format!(
+                    "git config clada.authorize ({}) did not answer within {} s and was stopped; {pusher} may not write {short}",
+                    self.text,
+                    ANSWER_WITHIN.as_secs()
+                ));
+            }
             Err(e) => {
                 return Err(format!(
                     "git config clada.authorize ({}) could not be run: {e}; {pusher} may not write {short} until it can",
@@ -111,15 +123,13 @@ impl Authorize {
                 ));
             }
         };
-        if output.status.success() {
+        if status.success() {
             return Ok(());
         }
-        let how = match output.status.code() {
+        let how = match status.code() {
             Some(code) => format!("exit {code}"),
             None => "killed by a signal".to_string(),
         };
-        let mut said = String::from_utf8_lossy(&output.stderr).into_owned();
-        said.push_str(&String::from_utf8_lossy(&output.stdout));
         let said = said.trim().lines().collect::<Vec<_>>().join("; ");
         let said = crate::quote::visible(&said);
         let said: String = said.chars().take(QUOTED).collect();
@@ -140,6 +150,35 @@ impl Authorize {
             None => PUSHER_VARIABLES.join(", "),
         }
     }
+}
+
+/// Runs `cmd` with stdin closed and its output (both streams) in a
+/// temporary file, not a pipe: a process it leaves behind cannot keep the
+/// hook waiting for the pipe's end. Its status and output, or `None`
+/// when it did not end within [`ANSWER_WITHIN`] (it is killed).
+fn run(mut cmd: Command) -> std::io::Result<Option<(ExitStatus, String)>> {
+    let mut file = tempfile::tempfile()?;
+    cmd.stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file.try_clone()?);
+    let mut child = cmd.spawn()?;
+    let deadline = Instant::now() + ANSWER_WITHIN;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut said = Vec::new();
+    file.rewind()?;
+    // Only the start is quoted: a command that wrote gigabytes is not read.
+    file.take(64 << 10).read_to_end(&mut said)?;
+    Ok(Some((status, String::from_utf8_lossy(&said).into_owned())))
 }
 
 /// Where pre-receive records who pushed each request, by request id: the
