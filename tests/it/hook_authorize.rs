@@ -341,3 +341,70 @@ fn an_authorize_setting_that_names_no_command_fails_every_push_of_a_request() {
     );
     assert_eq!(ok(&server, &["rev-parse", "main"]), main);
 }
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn a_push_claiming_a_waiting_requests_id_cannot_change_its_pusher() {
+    // Without clada.authorize, where the pusher is only recorded (with
+    // it, carol would also have to be allowed to write main).
+    let (root, server, client) = server();
+    let file = client.join(".git/request.md");
+    std::fs::write(&file, EDIT).unwrap();
+    git_cmd(
+        &client,
+        &[
+            "clada",
+            "push-reply",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+            "--timeout",
+            "200ms",
+        ],
+    )
+    .env("REMOTE_USER", "alice")
+    .env("CLADA_FAULT", "hook-locked")
+    .output()
+    .unwrap();
+    let waiting = ok(
+        &server,
+        &[
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            "refs/clada/inbox/",
+        ],
+    );
+    let (commit, name) = waiting.split_once(' ').expect("a request waits");
+    // A client need not send the true old value of a reference: git
+    // checks it only after pre-receive. Given as new, as a crafted push
+    // would, the request is refused before anything is recorded.
+    let hook = git_cmd(&server, &["clada", "hook", "pre-receive"])
+        .env("REMOTE_USER", "carol")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    writeln!(
+        hook.stdin.as_ref().unwrap(),
+        "{} {commit} {name}",
+        "0".repeat(40)
+    )
+    .unwrap();
+    let said = hook.wait_with_output().unwrap();
+    // Run by hand, the hook prints on standard output.
+    let printed = text(&said.stdout);
+    assert!(!said.status.success(), "{printed}");
+    assert!(printed.contains("already holds a request"), "{printed}");
+    // Answered as alice's.
+    clada(root.path(), &server)
+        .args(["hook", "recover"])
+        .assert()
+        .success();
+    let post = ok(&server, &["log", "-1", "--format=%B", "main"]);
+    assert_eq!(trailer(&post, "Clada-Pusher"), Some("alice"), "{post}");
+}

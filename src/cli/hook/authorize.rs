@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::git::Repository;
+use crate::git::{ObjectId, Repository};
 
 use crate::cli::CliError;
 
@@ -193,20 +193,32 @@ fn recorded_at(repo: &Repository, id: &str) -> std::path::PathBuf {
         .join(crate::hook::requests::claim_file(id))
 }
 
-/// Records `pusher` as the pusher of request `id`.
-pub(super) fn record(repo: &Repository, id: &str, pusher: &str) -> std::io::Result<()> {
+/// Records `pusher` as the pusher of request `id`, the notes commit
+/// `commit`.
+pub(super) fn record(
+    repo: &Repository,
+    id: &str,
+    commit: ObjectId,
+    pusher: &str,
+) -> std::io::Result<()> {
     let path = recorded_at(repo, id);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, pusher)
+    std::fs::write(path, format!("{commit}\n{pusher}\n"))
 }
 
-/// The pusher recorded for request `id`, if any.
-pub(super) fn recorded(repo: &Repository, id: &str) -> Option<String> {
+/// The pusher recorded for request `id`, if any, when it was recorded
+/// for this very commit: a push of another commit under the same id
+/// (refused, but after its pre-receive ran) does not lend it its pusher.
+pub(super) fn recorded(repo: &Repository, id: &str, commit: ObjectId) -> Option<String> {
     let text = std::fs::read_to_string(recorded_at(repo, id)).ok()?;
-    let text = text.trim();
-    (!text.is_empty() && !text.chars().any(char::is_control)).then(|| text.to_string())
+    let (for_commit, pusher) = text.split_once('\n')?;
+    let pusher = pusher.trim();
+    (ObjectId::from_hex(for_commit.as_bytes()).ok() == Some(commit)
+        && !pusher.is_empty()
+        && !pusher.chars().any(char::is_control))
+    .then(|| pusher.to_string())
 }
 
 /// Forgets the pusher of an answered request (its result keeps it).

@@ -252,7 +252,10 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
             // Withdrawing a request that is not answered yet.
             continue;
         }
-        if u.old.is_some() {
+        // The old value is the client's word, checked by git only after
+        // this hook: a push claiming a waiting request's id as new would
+        // otherwise get as far as recording its pusher for it.
+        if u.old.is_some() || repo.ref_target(&u.name).map_err(git)?.is_some() {
             return Ok(Some(format!(
                 "{} already holds a request: a request reference is written once; push the next request under a new id",
                 u.name
@@ -472,12 +475,12 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     // Before the request references exist: whichever hook answers a
     // request finds who pushed it (and not who pushed the same id in a
     // push refused later).
-    for (id, _) in &created {
+    for (id, commit) in &created {
         let Some(pusher) = &pusher else {
             authorize::forget(repo, id);
             continue;
         };
-        if let Err(e) = authorize::record(repo, id, pusher)
+        if let Err(e) = authorize::record(repo, id, *commit, pusher)
             && server.authorize.is_some()
         {
             say!(

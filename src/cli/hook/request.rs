@@ -51,7 +51,7 @@ impl Request {
             commit,
             notes: repo.changed_notes(None, commit).map_err(git)?,
             branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
-            pusher: super::authorize::recorded(repo, id),
+            pusher: super::authorize::recorded(repo, id, commit),
         })
     }
 }
