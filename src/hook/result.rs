@@ -10,6 +10,7 @@
 //! Clada-Request-Ref: <refs/clada/inbox/<id>>  (a request of its own)
 //! Clada-Branch: <branch>                  (when one was chosen)
 //! Clada-Post: <post commit id>            (when a post commit was made)
+//! Clada-Pusher: <pusher>                  (when the server knows who pushed)
 //! ```
 
 use crate::git::ObjectId;
@@ -30,6 +31,9 @@ pub struct ResultNote {
     pub branch: Option<String>,
     /// The post commit, when one was made.
     pub post: Option<ObjectId>,
+    /// Who pushed the request, when the server knows (doc/hooks.md,
+    /// "Branch permissions").
+    pub pusher: Option<String>,
     /// The report.
     pub body: String,
 }
@@ -49,6 +53,9 @@ impl ResultNote {
         }
         if let Some(post) = self.post {
             text.push_str(&format!("Clada-Post: {post}\n"));
+        }
+        if let Some(pusher) = &self.pusher {
+            text.push_str(&format!("Clada-Pusher: {pusher}\n"));
         }
         text
     }
@@ -244,6 +251,7 @@ mod tests {
             request_ref: None,
             branch: Some("main".into()),
             post: None,
+            pusher: None,
             body: format!(
                 "[task-1] SUCCESS: WRITE a\n\nClada-Request: {decoy}\n\nclada: applied\n"
             ),

@@ -81,6 +81,9 @@ pub(super) fn commit_and_advance(
     if let Some(request) = target.request {
         message.push_str(&format!("Clada-Request-Ref: {request}\n"));
     }
+    if let Some(pusher) = target.pusher {
+        message.push_str(&format!("Clada-Pusher: {pusher}\n"));
+    }
     let post = repo.commit(
         &settings.author,
         &message,

@@ -147,6 +147,9 @@ pub struct Target<'a> {
     /// the post commit's message as `Clada-Request-Ref`: how a server
     /// whose hook was stopped after the apply finds that it was made.
     pub request: Option<&'a str>,
+    /// Who pushed the server request (`clada.pusherVariables`), recorded
+    /// in the post commit's message as `Clada-Pusher`.
+    pub pusher: Option<&'a str>,
     /// Whether a branch that moved during the apply gets the reply again
     /// on its new tip (`replay.rs`); `false` (a server with
     /// `clada.serverReplay=false`): it ends `branch_moved` at once.

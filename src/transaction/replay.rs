@@ -60,6 +60,7 @@ pub(super) fn after_move(
             worktree: target.worktree,
             refuse_run: target.refuse_run,
             request: target.request,
+            pusher: target.pusher,
             replay: true,
             shared: target.shared,
         };

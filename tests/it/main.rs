@@ -23,6 +23,7 @@ mod history_crash;
 mod history_fixture;
 mod history_model;
 mod hook;
+mod hook_authorize;
 mod hook_guard;
 mod http;
 mod limits;

@@ -474,6 +474,7 @@ pub(crate) fn apply_or_stop(
         worktree: true,
         refuse_run: None,
         request: None,
+        pusher: None,
         replay: true,
         shared: None,
     };

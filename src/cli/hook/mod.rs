@@ -21,6 +21,7 @@ macro_rules! say {
     }};
 }
 
+mod authorize;
 mod client;
 mod expire;
 mod receive;

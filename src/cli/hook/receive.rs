@@ -3,10 +3,11 @@
 //!
 //! `pre-receive` checks every note a push adds to or changes in the inbox,
 //! or brings in a request, and rejects the push when one has a fatal
-//! syntax error (or a request reference is misused), printing the
-//! diagnostics for the pusher. The pushed objects are in quarantine, so they
-//! are read with the git program (`git/quarantine.rs`), and nothing is
-//! written.
+//! syntax error (or a request reference is misused), or, with
+//! `clada.authorize`, is for a branch its pusher may not write
+//! (`authorize.rs`), printing the diagnostics for the pusher. The pushed
+//! objects are in quarantine, so they are read with the git program
+//! (`git/quarantine.rs`); nothing is written but who pushed each request.
 //!
 //! `post-receive` answers each such note under the apply lock: when its
 //! commit is the tip of a branch, the note's CSL is applied to that branch
@@ -38,6 +39,7 @@ use crate::cli::parse::write_text;
 use crate::cli::{CliError, Outcome, ReplyInput, settings};
 use crate::syntax::{self as syntax_, Parsed};
 
+use super::authorize::{self, Authorize};
 use super::request::{Came, Request, answer_request, claims_dir, orphans, recover};
 use crate::transaction::{Target, Timings};
 
@@ -61,6 +63,8 @@ pub(super) struct Server {
     /// longer its branch's tip is applied on the tip when every operation
     /// applies there as it did (doc/replay.md).
     pub(super) replay: bool,
+    /// `clada.authorize`: who may write which branch (`authorize.rs`).
+    authorize: Option<Authorize>,
     /// Whether this hook holds `clada.lock` now (`Server::shared`).
     held: std::cell::Cell<bool>,
 }
@@ -122,6 +126,7 @@ impl Server {
             results,
             run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
             replay: layers.get_bool(None, "serverReplay")?.unwrap_or(true),
+            authorize: Authorize::read(repo)?,
             held: std::cell::Cell::new(false),
             max_notes,
             lock_timeout,
@@ -247,7 +252,10 @@ fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<S
             // Withdrawing a request that is not answered yet.
             continue;
         }
-        if u.old.is_some() {
+        // The old value is the client's word, checked by git only after
+        // this hook: a push claiming a waiting request's id as new would
+        // otherwise get as far as recording its pusher for it.
+        if u.old.is_some() || repo.ref_target(&u.name).map_err(git)?.is_some() {
             return Ok(Some(format!(
                 "{} already holds a request: a request reference is written once; push the next request under a new id",
                 u.name
@@ -342,6 +350,9 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     let delims = settings::delimiters_in(Some(repo), None, None)?;
     let mut quarantine = Quarantine::open(repo.git_dir()).map_err(git)?;
     let mut notes = Vec::new();
+    // What each request of this push is: its name, the branch it names,
+    // its notes (for `clada.authorize`).
+    let mut asked: Vec<(String, Option<String>, Vec<Note>)> = Vec::new();
     for &(old, new) in &inbox {
         notes.extend(quarantine.changed_notes(old, new).map_err(|e| {
             git(e).hint(format!(
@@ -365,7 +376,17 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
             );
             return Ok(Outcome::Failed);
         }
+        let message = quarantine.commit_message(*commit).map_err(git)?;
+        asked.push((request_ref(id), branch_of(&message), found.clone()));
         notes.extend(found);
+    }
+    let inbox_notes = notes.len() - asked.iter().map(|(_, _, n)| n.len()).sum::<usize>();
+    for note in &notes[..inbox_notes] {
+        asked.push((
+            format!("the note on {}", repo.short(note.target)),
+            None,
+            vec![*note],
+        ));
     }
     for (id, commit) in &created {
         let message = quarantine.commit_message(*commit).map_err(git)?;
@@ -394,6 +415,25 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     if let Some(why) = server.too_many(notes.len()) {
         say!(out, "clada: push rejected: {why}");
         return Ok(Outcome::Failed);
+    }
+    let pusher = authorize::pusher(repo);
+    if let Some(check) = &server.authorize {
+        for (name, branch, found) in &asked {
+            let branches = match branch {
+                Some(b) => vec![format!("refs/heads/{b}")],
+                None => candidates(repo, &server, &updates, found)?,
+            };
+            for branch in branches {
+                if let Err(why) = check.check(repo, pusher.as_deref(), &branch) {
+                    say!(
+                        out,
+                        "clada: push rejected: {name} is for {}, and {why}; nothing was stored",
+                        short_branch(&branch)
+                    );
+                    return Ok(Outcome::Failed);
+                }
+            }
+        }
     }
     let mut broken = 0;
     for note in &notes {
@@ -432,7 +472,56 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
         );
         return Ok(Outcome::Failed);
     }
+    // Before the request references exist: whichever hook answers a
+    // request finds who pushed it (and not who pushed the same id in a
+    // push refused later).
+    for (id, commit) in &created {
+        let Some(pusher) = &pusher else {
+            authorize::forget(repo, id);
+            continue;
+        };
+        if let Err(e) = authorize::record(repo, id, *commit, pusher)
+            && server.authorize.is_some()
+        {
+            say!(
+                out,
+                "clada: push rejected: cannot record who pushed {} (git config clada.authorize needs it): {e}",
+                request_ref(id)
+            );
+            return Ok(Outcome::Failed);
+        }
+    }
     Ok(Outcome::Success)
+}
+
+/// The branches a request naming none may be applied to, as far as
+/// pre-receive can tell: each allowed branch whose tip is one of its
+/// notes' commits, or that this push sets to one. post-receive checks
+/// the branch it picks again (one may have moved there since).
+fn candidates(
+    repo: &Repository,
+    server: &Server,
+    updates: &[RefUpdate],
+    notes: &[Note],
+) -> Result<Vec<String>, CliError> {
+    let mut found: Vec<String> = Vec::new();
+    for note in notes {
+        let pushed = updates
+            .iter()
+            .filter(|u| u.name.starts_with("refs/heads/") && u.new == Some(note.target))
+            .map(|u| u.name.clone());
+        for branch in repo
+            .branches_at(note.target)
+            .map_err(git)?
+            .into_iter()
+            .chain(pushed)
+        {
+            if server.branches.allows(&branch) && !found.contains(&branch) {
+                found.push(branch);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// How many bytes of replies post-receive reads before it takes the lock.
@@ -472,7 +561,12 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
     }
     let mut ours = Vec::new();
     for (id, commit) in Server::request_updates(&updates) {
-        ours.push(Request::read(repo, &id, commit)?);
+        let mut request = Request::read(repo, &id, commit)?;
+        // Without pre-receive to record it, the pusher is this push's.
+        if request.pusher.is_none() {
+            request.pusher = authorize::pusher(repo);
+        }
+        ours.push(request);
     }
     let count = notes.len() + ours.iter().map(|r| r.notes.len()).sum::<usize>();
     if let Some(why) = server.too_many(count) {
@@ -660,6 +754,7 @@ pub(super) fn answer_and_note(
             request_ref: request.map(|r| request_ref(&r.id)),
             branch: None,
             post: None,
+            pusher: pusher_of(repo, request),
             body: render_error(&e),
         });
     let text = write_result(repo, server, author, note, &result)?;
@@ -713,6 +808,16 @@ fn respond(
     say!(out, "clada: note on {short}: {status}");
     out.push_str(&text);
     Ok(Some(status))
+}
+
+/// Who pushed a request: the one recorded for a request of its own,
+/// this push's pusher for a note in the shared inbox (answered only by
+/// its own push's hook).
+fn pusher_of(repo: &Repository, request: Option<&Request>) -> Option<String> {
+    match request {
+        Some(r) => r.pusher.clone(),
+        None => authorize::pusher(repo),
+    }
 }
 
 /// An error as the CLI prints it, for a result note.
@@ -787,12 +892,14 @@ pub(super) fn answer(
     let wanted = request.and_then(|r| r.branch.as_deref());
     let request_name = request.map(|r| request_ref(&r.id));
     let short = repo.short(note.target);
+    let pusher = pusher_of(repo, request);
     let mut result = ResultNote {
         status: String::new(),
         request: note.blob,
         request_ref: request_name.clone(),
         branch: None,
         post: None,
+        pusher: pusher.clone(),
         body: String::new(),
     };
     let refused = |result: &mut ResultNote, names: &[&str]| {
@@ -854,6 +961,19 @@ pub(super) fn answer(
         }
     };
     result.branch = Some(short_branch(&branch).to_string());
+    // pre-receive asked already, for the branches it could foresee; asked
+    // again for the one chosen now, which may have moved here since, and
+    // for a request answered by another pusher's hook.
+    if let Some(check) = &server.authorize
+        && let Err(why) = check.check(repo, pusher.as_deref(), &branch)
+    {
+        result.status = "refused".into();
+        result.body = format!(
+            "refused: {why}; the request was not applied.\n    ask the server's administrator for write access to {}, or send the request for a branch you may push\n",
+            short_branch(&branch)
+        );
+        return Ok(result);
+    }
     if checked_out_here(repo, &branch)? {
         // Moving it would leave that working tree behind its branch, the
         // state git's receive.denyCurrentBranch exists to prevent.
@@ -907,6 +1027,7 @@ pub(super) fn answer(
         // tree of this bare repository (doc/run.md, doc/hooks.md).
         refuse_run: (!server.run).then_some(RUN_REFUSED),
         request: request_name.as_deref(),
+        pusher: pusher.as_deref(),
         replay: server.replay,
         shared: Some(&shared),
     };

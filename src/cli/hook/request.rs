@@ -39,6 +39,8 @@ pub(super) struct Request {
     /// notes commit's message): the one to apply to, even when other
     /// branches point at the same commit.
     pub(super) branch: Option<String>,
+    /// Who pushed it, as its pre-receive recorded (`authorize.rs`).
+    pub(super) pusher: Option<String>,
 }
 
 impl Request {
@@ -49,6 +51,7 @@ impl Request {
             commit,
             notes: repo.changed_notes(None, commit).map_err(git)?,
             branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
+            pusher: super::authorize::recorded(repo, id, commit),
         })
     }
 }
@@ -191,6 +194,7 @@ pub(super) fn answer_request(
         print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
         let _shared = server.shared(repo)?;
         remove_request(repo, author, request, out);
+        super::authorize::forget(repo, id);
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
@@ -232,6 +236,7 @@ pub(super) fn answer_request(
         .map_err(git)?;
     fault::point("hook-answered");
     remove_request(repo, author, request, out);
+    super::authorize::forget(repo, id);
     drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
@@ -258,6 +263,7 @@ pub(super) fn answer_request(
     super::stats::record(
         repo,
         id,
+        request.pusher.as_deref(),
         request.branch.as_deref(),
         &logged,
         &timing,
@@ -357,6 +363,7 @@ fn answered_before(
         request_ref: Some(name.clone()),
         branch: None,
         post: None,
+        pusher: request.pusher.clone(),
         body: String::new(),
     };
     match found.as_slice() {

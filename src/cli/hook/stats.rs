@@ -2,9 +2,9 @@
 //! operator).
 //!
 //! Every request a hook answers adds one JSON line to
-//! `<git dir>/clada/requests.log`: when, who pushed it (the web server's
-//! or SSH server's variable for the user: `REMOTE_USER`, `GL_USER`,
-//! `GITEA_PUSHER_NAME`, `GL_USERNAME`), its branch, its id, its status,
+//! `<git dir>/clada/requests.log`: when, who pushed it (as pre-receive
+//! recorded it: `clada.pusherVariables`, doc/hooks.md), its branch, its
+//! id, its status,
 //! the milliseconds its apply took, the milliseconds from the hook's start
 //! to that apply (its turn in the branch's queue and the lock, and reading
 //! the push), and whether it was recovered (answered by a hook other than
@@ -37,9 +37,6 @@ pub fn mark_start() {
 /// Past this size the log is rotated.
 const ROTATE_AT: u64 = 1 << 20;
 
-/// The variables servers name the pushing user in, tried in order.
-const PUSHER_VARIABLES: [&str; 4] = ["REMOTE_USER", "GL_USER", "GITEA_PUSHER_NAME", "GL_USERNAME"];
-
 /// One answered request.
 #[derive(Debug, Serialize, Deserialize)]
 struct Line {
@@ -58,12 +55,6 @@ fn log_path(repo: &Repository) -> PathBuf {
     repo.git_dir().join("clada").join("requests.log")
 }
 
-fn pusher() -> Option<String> {
-    PUSHER_VARIABLES
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
-}
-
 /// The time a request's answer started, for [`record`].
 pub struct Timing {
     began: Instant,
@@ -77,10 +68,13 @@ impl Timing {
     }
 }
 
-/// Adds the line of request `id`, answered `status` after `timing`.
+/// Adds the line of request `id` (pushed by `pusher`), answered `status`
+/// after `timing`.
+#[allow(clippy::too_many_arguments)]
 pub fn record(
     repo: &Repository,
     id: &str,
+    pusher: Option<&str>,
     branch: Option<&str>,
     status: &str,
     timing: &Timing,
@@ -94,7 +88,7 @@ pub fn record(
         time: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        pusher: pusher(),
+        pusher: pusher.map(str::to_string),
         branch: branch.map(|b| b.strip_prefix("refs/heads/").unwrap_or(b).to_string()),
         request: id.to_string(),
         status: status.to_string(),
