@@ -9,6 +9,7 @@
 //! transport: the pushing and fetching are the `git` program's
 //! (doc/architecture.md lists every such call).
 
+mod broken;
 mod rebuild;
 mod update;
 
@@ -169,7 +170,17 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
         )));
     };
     if !pushed.status.success() {
-        return Ok(refused(&pushed, &args.branch));
+        // Asked until --timeout, as what follows a push.
+        let asking = Instant::now() + args.timeout;
+        match broken::fate(&pushed, &args.remote, &id, request, asking)? {
+            broken::Fate::Answered => return Ok(refused(&pushed, &args.branch)),
+            fate => {
+                eprint!("{}", String::from_utf8_lossy(&pushed.stderr));
+                if let Some(outcome) = untold(&args, &id, fate) {
+                    return Ok(outcome);
+                }
+            }
+        }
     }
     let deadline = Instant::now() + args.timeout;
     // The push's output holds the result when the server answered at
@@ -492,6 +503,48 @@ fn stop(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Says what became of a request whose push failed without the server's
+/// verdict (`broken.rs`); the outcome, or `None` when the server has it and
+/// its result is to be waited for.
+fn untold(args: &PushReplyArgs, id: &str, fate: broken::Fate) -> Option<Outcome> {
+    let why = match fate {
+        broken::Fate::Answered => return Some(Outcome::Fatal),
+        broken::Fate::Stored => {
+            eprintln!(
+                "clada: the connection broke after the server stored the request {id}; it is answered as after any push: waiting for its result"
+            );
+            return None;
+        }
+        broken::Fate::NotSent => {
+            eprintln!(
+                "clada: nothing was sent: the push could not reach the server (above); the request {id} was not made and nothing was applied. Send the reply again when the server can be reached"
+            );
+            return Some(Outcome::NotSent);
+        }
+        broken::Fate::Missing => format!(
+            "the server does not have the request {id}: the connection broke before it was stored, or the server is storing it still"
+        ),
+        broken::Fate::Unasked(why) => format!(
+            "the request {id} was sent, and the server cannot be asked whether it has it ({why})"
+        ),
+    };
+    eprintln!(
+        "clada: the push broke (above); {why}. So the outcome of the request {id} is unknown: it may yet be applied"
+    );
+    eprintln!(
+        "clada: its result, once the server has answered it: git fetch {} {} && git log -1 --format=%B FETCH_HEAD",
+        args.remote,
+        result_ref(id)
+    );
+    eprintln!(
+        "clada: or send the reply again under the same id, which the server takes once (it refuses the id if it has the request): git clada push-reply --id {id} {} {} {}",
+        args.remote,
+        args.branch,
+        args.reply.display()
+    );
+    Some(Outcome::Unknown)
 }
 
 /// The outcome of a push that failed: the server's words are shown, and a
