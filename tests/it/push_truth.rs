@@ -14,6 +14,29 @@ use std::path::Path;
 
 use crate::hook::{EDIT, Setup, answered, ok, push_reply_within, setup, text, trailer};
 
+/// Writes `script` as the executable `reference-transaction` hook of the
+/// repository at `git_dir`.
+fn reference_transaction_hook(git_dir: &Path, script: &str) {
+    let hook = git_dir.join("hooks/reference-transaction");
+    std::fs::write(&hook, script).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The hook script that kills receive-pack at `state` of the first push
+/// writing a request, running `later` (shell) first.
+fn killing_script(state: &str, later: &str) -> String {
+    format!(
+        "#!/bin/sh\n\
+         [ \"$1\" = {state} ] || exit 0\n\
+         grep -q refs/clada/inbox/ || exit 0\n\
+         [ -e dropped ] && exit 0\n\
+         : > dropped\n\
+         {later}\
+         kill -9 $PPID\n"
+    )
+}
+
 /// Makes the server's receive-pack die (SIGKILL, from a
 /// `reference-transaction` hook) at `state` ("prepared": before the
 /// request is stored; "committed": after) of the first push that writes a
@@ -26,22 +49,7 @@ fn drop_connection_at(s: &Setup, state: &str, recover: bool) {
     } else {
         ""
     };
-    let hook = s.server.join("hooks/reference-transaction");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\n\
-             [ \"$1\" = {state} ] || exit 0\n\
-             grep -q refs/clada/inbox/ || exit 0\n\
-             [ -e dropped ] && exit 0\n\
-             : > dropped\n\
-             {later}\
-             kill -9 $PPID\n"
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    reference_transaction_hook(&s.server, &killing_script(state, later));
 }
 
 /// The refs under `refs/clada/` on the server.
@@ -67,7 +75,7 @@ fn a_request_stored_before_the_connection_broke_is_waited_for_not_called_refused
     assert!(s.server.join("dropped").exists(), "the hook did not run");
     assert!(!said.contains("refused"), "{said}");
     assert!(
-        said.contains("the connection broke after the server stored the request broken-1"),
+        said.contains("but the server has the request broken-1: it answers it as after any push"),
         "{said}"
     );
     assert!(
@@ -242,4 +250,66 @@ fn an_ssh_connection_the_server_drops_at_once_is_a_network_error() {
         "{said}"
     );
     assert_eq!(clada_refs(&s.server), "");
+}
+
+#[test]
+fn over_http_a_request_stored_before_the_server_died_is_waited_for() {
+    // The web server's receive-pack dies once the request is stored, as
+    // when the web server is killed and restarted: the agent is told the
+    // request is there and gets its result when the server answers it.
+    let Some(server) = crate::http::HttpServer::start() else {
+        return;
+    };
+    let root = crate::common::scratch();
+    let client = crate::http::seeded(&server, root.path(), "truth");
+    reference_transaction_hook(&server.path("truth"), &killing_script("committed", ""));
+    let file = client.join(".git/request.md");
+    std::fs::write(&file, EDIT).unwrap();
+    let agent = crate::hook::git_cmd(
+        &client,
+        &[
+            "clada",
+            "push-reply",
+            "--id",
+            "http-broken",
+            "--timeout",
+            "60s",
+            // lighttpd leaves the request open when its receive-pack dies.
+            "--push-timeout",
+            "3s",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The request is answered as the server's next push would answer it.
+    let stored = std::time::Instant::now();
+    while !server.path("truth").join("dropped").exists() {
+        assert!(
+            stored.elapsed() < std::time::Duration::from_secs(30),
+            "the push never reached the hook"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    server.git("truth", &["clada", "hook", "recover"]);
+    let out = agent.wait_with_output().unwrap();
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!said.contains("refused"), "{said}");
+    assert!(
+        said.contains(
+            "but the server has the request http-broken: it answers it as after any push"
+        ),
+        "{said}"
+    );
+    assert!(
+        text(&out.stdout).contains("Clada-Status: success"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(server.git("truth", &["show", "main:a.txt"]), "hello");
 }

@@ -37,17 +37,22 @@ pub(super) enum Fate {
     Unasked(String),
 }
 
-/// How the failed push `pushed` of request commit `request` under `id` to
-/// `remote` ended; the server is asked, until `deadline`, only when the
-/// push's output does not tell.
+/// How the failed push `pushed` (`None`: stopped at --push-timeout) of
+/// request commit `request` under `id` to `remote` ended; the server is
+/// asked, until `deadline`, only when the push's output does not tell.
 pub(super) fn fate(
-    pushed: &Output,
+    pushed: Option<&Output>,
     remote: &str,
     id: &str,
     request: ObjectId,
     deadline: Instant,
 ) -> Result<Fate, CliError> {
-    let porcelain = String::from_utf8_lossy(&pushed.stdout);
+    let (porcelain, said) = pushed.map_or_else(Default::default, |p| {
+        (
+            String::from_utf8_lossy(&p.stdout),
+            String::from_utf8_lossy(&p.stderr),
+        )
+    });
     let ours = format!(":{}", request_ref(id));
     // `<flag>\t<from>:<to>\t<summary> (<reason>)`: a line for the request
     // reference is the push's verdict on it, unless it says the server
@@ -62,7 +67,7 @@ pub(super) fn fate(
         Some(_) => return Ok(Fate::Stored),
         None => {}
     }
-    if never_sent(&String::from_utf8_lossy(&pushed.stderr)) {
+    if never_sent(&said) {
         return Ok(Fate::NotSent);
     }
     let mut ask = git();
