@@ -48,17 +48,17 @@ use super::{CliError, Outcome, ReplyInput};
 /// fail.
 ///
 /// A push that fails without the server's verdict, or is stopped at
-/// --push-timeout, is not taken for a refusal: the server is asked (git ls-remote) whether it holds the
-/// request or its result, and when it does, the result is waited for as
-/// after any push.
+/// --push-timeout, is not taken for a refusal: the server is asked (git
+/// ls-remote) whether it holds the request or its result, and when it
+/// does, the result is waited for as after any push.
 ///
 /// Exit status, as `git clada apply`: 0 success; 1 some task failed or
 /// the apply was rejected; 2 the push was refused, the reply had fatal
 /// errors, or no result came in time; 3 the branch moved (the reply's
 /// commit is no longer the branch's tip: fetch, and send the reply again
 /// for the new tip). And push-reply's own: 4 the outcome is unknown (the
-/// connection broke after the request was sent, and the server does not
-/// have it or cannot be asked: it may yet be applied; the command that
+/// push broke or was stopped after sending the request, and the server
+/// does not have it or cannot be asked: it may yet be applied; the command that
 /// fetches the result later is printed, and sending the reply again under
 /// the same --id is safe, as the server takes an id once); 5 nothing was
 /// sent (the connection to the server failed: send the reply again when
