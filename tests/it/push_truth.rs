@@ -254,10 +254,19 @@ fn an_ssh_connection_the_server_drops_at_once_is_a_network_error() {
 
 #[test]
 fn over_http_a_request_stored_before_the_server_died_is_waited_for() {
-    // The web server's receive-pack dies once the request is stored, as
-    // when the web server is killed and restarted: the agent is told the
-    // request is there and gets its result when the server answers it.
-    let Some(server) = crate::http::HttpServer::start() else {
+    stored_before_the_server_died(crate::http::Web::Lighttpd);
+}
+
+#[test]
+fn through_nginx_a_request_stored_before_the_server_died_is_waited_for() {
+    stored_before_the_server_died(crate::http::Web::Nginx);
+}
+
+/// The web server's receive-pack dies once the request is stored, as
+/// when the web server is killed and restarted: the agent is told the
+/// request is there and gets its result when the server answers it.
+fn stored_before_the_server_died(web: crate::http::Web) {
+    let Some(server) = crate::http::HttpServer::start_on(web) else {
         return;
     };
     let root = crate::common::scratch();
@@ -274,7 +283,9 @@ fn over_http_a_request_stored_before_the_server_died_is_waited_for() {
             "http-broken",
             "--timeout",
             "60s",
-            // lighttpd leaves the request open when its receive-pack dies.
+            // lighttpd and nginx + fcgiwrap both leave the request open
+            // when its receive-pack dies: the push is stopped here, and
+            // the server asked then.
             "--push-timeout",
             "3s",
             "origin",
