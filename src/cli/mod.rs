@@ -126,6 +126,12 @@ pub enum Outcome {
     Fatal,
     /// The branch moved during the apply; nothing was changed (exit 3).
     BranchMoved,
+    /// `push-reply` only: the push broke after sending the request and the
+    /// server could not say whether it has it; it may yet apply (exit 4).
+    Unknown,
+    /// `push-reply` only: the push failed before the request was sent (no
+    /// connection to the server); nothing was applied (exit 5).
+    NotSent,
 }
 
 impl Outcome {
@@ -135,6 +141,8 @@ impl Outcome {
             Outcome::Failed => 1,
             Outcome::Fatal => 2,
             Outcome::BranchMoved => 3,
+            Outcome::Unknown => 4,
+            Outcome::NotSent => 5,
         }
     }
 }

@@ -58,13 +58,13 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 
 /// A bare server with the receive hooks, and one client clone with `a.txt`
 /// pushed on `main`.
-struct Setup {
-    root: tempfile::TempDir,
-    server: PathBuf,
-    client: PathBuf,
+pub(crate) struct Setup {
+    pub(crate) root: tempfile::TempDir,
+    pub(crate) server: PathBuf,
+    pub(crate) client: PathBuf,
 }
 
-fn setup() -> Setup {
+pub(crate) fn setup() -> Setup {
     let root = scratch();
     let server = root.path().join("server.git");
     ok(
@@ -145,7 +145,7 @@ fn pushed_result(client: &Path, rev: &str) -> String {
 }
 
 /// The message of the server's result of request `id`: the result text.
-fn answered(server: &Path, id: &str) -> String {
+pub(crate) fn answered(server: &Path, id: &str) -> String {
     ok(
         server,
         &[
@@ -951,7 +951,12 @@ fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
     push_reply_within(client, reply, fault, &["--timeout", "200ms"])
 }
 
-fn push_reply_within(client: &Path, reply: &str, fault: Option<&str>, limits: &[&str]) -> Output {
+pub(crate) fn push_reply_within(
+    client: &Path,
+    reply: &str,
+    fault: Option<&str>,
+    limits: &[&str],
+) -> Output {
     let file = client.join(".git/request.md");
     std::fs::write(&file, reply).unwrap();
     let mut cmd = git_cmd(
@@ -1387,7 +1392,7 @@ fn push_reply_stops_a_push_that_does_not_finish_in_time() {
     let started = std::time::Instant::now();
     let out = push_reply_within(&s.client, EDIT, None, &["--push-timeout", "200ms"]);
     let took = started.elapsed();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     assert!(
         took < std::time::Duration::from_secs(10),
         "push-reply waited {took:?}"

@@ -34,6 +34,7 @@ mod messages;
 mod parse;
 mod progress;
 mod pty;
+mod push_truth;
 mod roundtrip;
 mod run;
 mod try_script;

@@ -9,6 +9,7 @@
 //! transport: the pushing and fetching are the `git` program's
 //! (doc/architecture.md lists every such call).
 
+mod broken;
 mod rebuild;
 mod update;
 
@@ -46,11 +47,22 @@ use super::{CliError, Outcome, ReplyInput};
 /// so agents pushing at the same time never make each other's pushes
 /// fail.
 ///
+/// A push that fails without the server's verdict, or is stopped at
+/// --push-timeout, is not taken for a refusal: the server is asked (git
+/// ls-remote) whether it holds the request or its result, and when it
+/// does, the result is waited for as after any push.
+///
 /// Exit status, as `git clada apply`: 0 success; 1 some task failed or
 /// the apply was rejected; 2 the push was refused, the reply had fatal
 /// errors, or no result came in time; 3 the branch moved (the reply's
 /// commit is no longer the branch's tip: fetch, and send the reply again
-/// for the new tip).
+/// for the new tip). And push-reply's own: 4 the outcome is unknown (the
+/// push broke or was stopped after sending the request, and the server
+/// does not have it or cannot be asked: it may yet be applied; the command that
+/// fetches the result later is printed, and sending the reply again under
+/// the same --id is safe, as the server takes an id once); 5 nothing was
+/// sent (the connection to the server failed: send the reply again when
+/// it can be reached).
 #[derive(Debug, clap::Args)]
 pub struct PushReplyArgs {
     /// The remote: a configured remote's name or a URL
@@ -64,7 +76,8 @@ pub struct PushReplyArgs {
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
     pub timeout: Duration,
     /// How long the push itself may take before it is stopped (a server
-    /// that hangs must not hang the agent)
+    /// that hangs must not hang the agent); the server is then asked
+    /// whether it has the request, as after a push that broke
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
     pub push_timeout: Duration,
     /// The request's id (default: the time, this process and the reply)
@@ -157,20 +170,31 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if !known {
         push.arg(format!("{tip}:{branch}"));
     }
-    let Some(pushed) = run_until(&mut push, push_deadline)? else {
-        return Err(CliError::new(format!(
-            "the push of the request {id} did not finish within {:?} (--push-timeout); it was stopped",
-            args.push_timeout
-        ))
-        .hint(format!(
-            "if the server took the request it answers it all the same: fetch the result later (git fetch {} {})",
-            args.remote,
-            result_ref(&id)
-        )));
-    };
-    if !pushed.status.success() {
-        return Ok(refused(&pushed, &args.branch));
+    let pushed = run_until(&mut push, push_deadline)?;
+    if !pushed.as_ref().is_some_and(|p| p.status.success()) {
+        // Asked until --timeout, as what follows a push.
+        let asking = Instant::now() + args.timeout;
+        let fate = broken::fate(pushed.as_ref(), &args.remote, &id, request, asking)?;
+        let broke = match &pushed {
+            Some(p) if matches!(fate, broken::Fate::Answered) => {
+                return Ok(refused(p, &args.branch));
+            }
+            Some(p) => {
+                eprint!("{}", String::from_utf8_lossy(&p.stderr));
+                "the push broke (above)".to_string()
+            }
+            // A server that hangs must not hang the agent, and a push
+            // stopped is one whose outcome is to be found out as well.
+            None => format!(
+                "the push of the request {id} did not finish within {:?} (--push-timeout) and was stopped",
+                args.push_timeout
+            ),
+        };
+        if let Some(outcome) = untold(&args, &id, &broke, fate) {
+            return Ok(outcome);
+        }
     }
+    let push_said = pushed.map(|p| p.stderr).unwrap_or_default();
     let deadline = Instant::now() + args.timeout;
     // The push's output holds the result when the server answered at
     // once; it is fetched only when it does not (or came in pieces). The
@@ -185,13 +209,13 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
         request_of(text) == Some(reply_blob)
             && request_ref_of(text).as_deref() == Some(request_ref(&id).as_str())
     };
-    let shown = from_push_output(&String::from_utf8_lossy(&pushed.stderr), &id)
+    let shown = from_push_output(&String::from_utf8_lossy(&push_said), &id)
         .filter(|text| ours(text.as_bytes()));
     let fetch_branch = named && !args.no_fetch;
     let text = match shown {
         Some(text) => {
             if fetch_branch {
-                let stderr = String::from_utf8_lossy(&pushed.stderr);
+                let stderr = String::from_utf8_lossy(&push_said);
                 let sent = Sent {
                     repo: &repo,
                     id: &id,
@@ -492,6 +516,48 @@ fn stop(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Says what became of a request whose push failed without the server's
+/// verdict (`broken.rs`); the outcome, or `None` when the server has it and
+/// its result is to be waited for.
+fn untold(args: &PushReplyArgs, id: &str, broke: &str, fate: broken::Fate) -> Option<Outcome> {
+    let why = match fate {
+        broken::Fate::Answered => return Some(Outcome::Fatal),
+        broken::Fate::Stored => {
+            eprintln!(
+                "clada: {broke}, but the server has the request {id}: it answers it as after any push; waiting for its result"
+            );
+            return None;
+        }
+        broken::Fate::NotSent => {
+            eprintln!(
+                "clada: nothing was sent: the push could not reach the server (above); the request {id} was not made and nothing was applied. Send the reply again when the server can be reached"
+            );
+            return Some(Outcome::NotSent);
+        }
+        broken::Fate::Missing => format!(
+            "the server does not have the request {id}: it was not stored before the push ended, or the server is storing it still"
+        ),
+        broken::Fate::Unasked(why) => {
+            format!("the server cannot be asked whether it has the request {id} ({why})")
+        }
+    };
+    eprintln!(
+        "clada: {broke}; {why}. So the outcome of the request {id} is unknown: it may yet be applied"
+    );
+    eprintln!(
+        "clada: its result, once the server has answered it: git fetch {} {} && git log -1 --format=%B FETCH_HEAD",
+        args.remote,
+        result_ref(id)
+    );
+    eprintln!(
+        "clada: or send the reply again under the same id, which the server takes once (it refuses the id if it has the request): git clada push-reply --id {id} {} {} {}",
+        args.remote,
+        args.branch,
+        args.reply.display()
+    );
+    Some(Outcome::Unknown)
 }
 
 /// The outcome of a push that failed: the server's words are shown, and a

@@ -1,0 +1,132 @@
+//! What became of a request whose push failed (issue 28, doc/hooks.md
+//! "Requests of their own").
+//!
+//! A failed `git push` is not a refusal unless the server said so: a
+//! connection that broke after the server stored the request leaves it to
+//! be applied later, and an agent told "refused" would send it again and
+//! have it applied twice. So the push's own report is read first (the
+//! server's verdict on the request reference, or git's words for a
+//! connection that never got as far as sending), and only when it has
+//! neither is the server asked, with `git ls-remote`, whether it holds the
+//! request or its result.
+
+use std::process::Output;
+use std::time::Instant;
+
+use crate::git::ObjectId;
+use crate::hook::requests::{request_ref, result_ref};
+
+use super::{git, run_until};
+use crate::cli::CliError;
+
+/// What a failed push did.
+pub(super) enum Fate {
+    /// The server (or git, before sending) answered the push with a
+    /// verdict on the request: a refusal, whose words stand.
+    Answered,
+    /// The connection failed before the request was sent: nothing reached
+    /// the server.
+    NotSent,
+    /// The server holds the request or its result: it is answered as
+    /// after a push that succeeded.
+    Stored,
+    /// The server, asked, does not hold the request. The connection broke
+    /// after it was sent, so a server still at work may yet store it.
+    Missing,
+    /// The server could not be asked; why (git's words).
+    Unasked(String),
+}
+
+/// How the failed push `pushed` (`None`: stopped at --push-timeout) of
+/// request commit `request` under `id` to `remote` ended; the server is
+/// asked, until `deadline`, only when the push's output does not tell.
+pub(super) fn fate(
+    pushed: Option<&Output>,
+    remote: &str,
+    id: &str,
+    request: ObjectId,
+    deadline: Instant,
+) -> Result<Fate, CliError> {
+    let (porcelain, said) = pushed.map_or_else(Default::default, |p| {
+        (
+            String::from_utf8_lossy(&p.stdout),
+            String::from_utf8_lossy(&p.stderr),
+        )
+    });
+    let ours = format!(":{}", request_ref(id));
+    // `<flag>\t<from>:<to>\t<summary> (<reason>)`: a line for the request
+    // reference is the push's verdict on it, unless it says the server
+    // never gave one.
+    let verdict = porcelain.lines().find(|l| {
+        l.split('\t').nth(1).is_some_and(|r| r.ends_with(&ours))
+            && !l.contains("remote failed to report status")
+    });
+    match verdict {
+        Some(l) if l.starts_with('!') => return Ok(Fate::Answered),
+        // Taken, but the push failed for something else: the server has it.
+        Some(_) => return Ok(Fate::Stored),
+        None => {}
+    }
+    if never_sent(&said) {
+        return Ok(Fate::NotSent);
+    }
+    let mut ask = git();
+    // `--`: a remote named like an option is still a remote.
+    ask.args(["ls-remote", "--"])
+        .arg(remote)
+        .arg(request_ref(id))
+        .arg(result_ref(id));
+    let Some(asked) = run_until(&mut ask, deadline)? else {
+        return Ok(Fate::Unasked("the server did not answer in time".into()));
+    };
+    if !asked.status.success() {
+        // git's first fatal line says why; what follows is advice.
+        let said = String::from_utf8_lossy(&asked.stderr);
+        let why = said
+            .lines()
+            .find_map(|l| l.strip_prefix("fatal: "))
+            .or_else(|| said.lines().find(|l| !l.trim().is_empty()))
+            .unwrap_or("git ls-remote failed");
+        return Ok(Fate::Unasked(
+            crate::quote::escaped(why.trim().trim_end_matches('.')).into_owned(),
+        ));
+    }
+    let listed = String::from_utf8_lossy(&asked.stdout);
+    let holds = |name: &str, object: Option<&str>| {
+        listed.lines().any(|l| {
+            let mut fields = l.split('\t');
+            let (Some(sha), Some(r)) = (fields.next(), fields.next()) else {
+                return false;
+            };
+            r == name && object.is_none_or(|o| o == sha)
+        })
+    };
+    // A request reference is written once, so one holding another commit
+    // means ours was not stored; a result is checked as ours when fetched.
+    let request = request.to_string();
+    Ok(
+        if holds(&request_ref(id), Some(&request)) || holds(&result_ref(id), None) {
+            Fate::Stored
+        } else {
+            Fate::Missing
+        },
+    )
+}
+
+/// Whether git's standard error `said` is of a push that failed at its
+/// first contact with the server, before it sent anything: git's words
+/// for it over ssh, git:// and local paths (`Could not read from remote
+/// repository`, after ssh's own: connection refused, closed by the remote
+/// host) and over HTTP (the first request failed: `unable to access`, and
+/// the refusals of that request). In another language than git's English
+/// they are not recognised, and the server is asked instead.
+fn never_sent(said: &str) -> bool {
+    said.lines().any(|l| {
+        let l = l.strip_prefix("fatal: ").unwrap_or(l);
+        l.starts_with("Could not read from remote repository")
+            || l.starts_with("unable to access '")
+            || l.starts_with("Authentication failed for '")
+            || l.starts_with("rate limited by '")
+            || (l.starts_with("repository '") && l.ends_with("' not found"))
+    })
+}
