@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{clada, scratch};
+use crate::common::clada;
 use crate::hook::{EDIT, git_cmd, ok, text, trailer};
 
 /// A bare server with the receive hooks, a client that pushed `main`, and
@@ -14,25 +14,11 @@ use crate::hook::{EDIT, git_cmd, ok, text, trailer};
 /// `authorize.log` and allows alice to write anything, bob only
 /// `agents/*`.
 fn server() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let root = scratch();
-    let server = root.path().join("server.git");
-    ok(
-        root.path(),
-        &["init", "-q", "--bare", "-b", "main", "server.git"],
-    );
-    clada(root.path(), &server)
-        .args(["hook", "install", "--server"])
-        .assert()
-        .success();
-    ok(
-        root.path(),
-        &["clone", "-q", server.to_str().unwrap(), "client"],
-    );
-    let client = root.path().join("client");
-    std::fs::write(client.join("a.txt"), "hi\n").unwrap();
-    ok(&client, &["add", "a.txt"]);
-    ok(&client, &["commit", "-q", "-m", "add a"]);
-    ok(&client, &["push", "-q", "origin", "main"]);
+    let crate::hook::Setup {
+        root,
+        server,
+        client,
+    } = crate::hook::setup();
     // A second branch at the same commit, for a second request.
     ok(&client, &["branch", "agents/b"]);
     ok(&client, &["push", "-q", "origin", "agents/b"]);

@@ -4,31 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{clada, scratch};
+use crate::common::clada;
 use crate::hook::{ok, run, text};
 
-/// A bare server with the receive hooks, and a client that pushed `main`.
+/// A bare server with the receive hooks, and a client that pushed `main`
+/// (`hook::setup`).
 fn server() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let root = scratch();
-    let server = root.path().join("server.git");
-    ok(
-        root.path(),
-        &["init", "-q", "--bare", "-b", "main", "server.git"],
-    );
-    clada(root.path(), &server)
-        .args(["hook", "install", "--server"])
-        .assert()
-        .success();
-    ok(
-        root.path(),
-        &["clone", "-q", server.to_str().unwrap(), "client"],
-    );
-    let client = root.path().join("client");
-    std::fs::write(client.join("a.txt"), "hi\n").unwrap();
-    ok(&client, &["add", "a.txt"]);
-    ok(&client, &["commit", "-q", "-m", "add a"]);
-    ok(&client, &["push", "-q", "origin", "main"]);
-    (root, server, client)
+    let s = crate::hook::setup();
+    (s.root, s.server, s.client)
 }
 
 fn refused(client: &Path, refspec: &str, why: &str) {
