@@ -33,8 +33,8 @@ use super::{CliError, Outcome};
 /// prompt`. Applies take the same lock and make the same pre and post
 /// commits as `git clada apply`; a RUN line that is not approved is asked
 /// about through the client (elicitation) when it can ask, and refused
-/// otherwise. Register it in a host with the command `git` and the
-/// arguments `clada mcp` (doc/mcp.md has each host's lines).
+/// otherwise. Register it in a host with the command `git-clada` and the
+/// argument `mcp` (doc/mcp.md has each host's lines).
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
     /// The repository to serve [default: the one the command starts in,
