@@ -274,6 +274,22 @@ fn writes_despite_its_name(name: &str, args: &[String]) -> bool {
     }
 }
 
+/// xxd's options that take a value (the next word, or glued to a number).
+pub(super) const XXD_VALUED: &[&str] = &[
+    "-c",
+    "-cols",
+    "-g",
+    "-groupsize",
+    "-l",
+    "-len",
+    "-o",
+    "-s",
+    "-seek",
+    "-n",
+    "-name",
+    "-R",
+];
+
 /// Whether `xxd ARGS` may write: options read as xxd reads them, and
 /// anything but `xxd [known options] [INFILE]` counts. xxd takes a value
 /// after `-c -g -l -o -s -n -R` or glued to the letter (`-l4`, `-s+16`),
@@ -304,20 +320,6 @@ fn xxd_writes(args: &[String]) -> bool {
         "-v",
         "-version",
     ];
-    const VALUED: &[&str] = &[
-        "-c",
-        "-cols",
-        "-g",
-        "-groupsize",
-        "-l",
-        "-len",
-        "-o",
-        "-s",
-        "-seek",
-        "-n",
-        "-name",
-        "-R",
-    ];
     // Glued values are numbers (xxd reads them with strtol: a sign, hex).
     const GLUED: &[&str] = &["-c", "-g", "-l", "-o", "-s"];
     let number = |v: &str| {
@@ -336,7 +338,7 @@ fn xxd_writes(args: &[String]) -> bool {
             files += 1;
         } else if a == "-" || !a.starts_with('-') {
             files += 1;
-        } else if VALUED.contains(&a) {
+        } else if XXD_VALUED.contains(&a) {
             i += 1;
         } else if !FLAGS.contains(&a)
             && !GLUED.iter().any(|g| a.strip_prefix(g).is_some_and(number))

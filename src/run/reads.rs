@@ -521,27 +521,13 @@ fn judge_find(args: &[String], place: Place<'_>) -> Verdict {
 /// first word that is `-` or not an option, after the values of the
 /// options that take one.
 pub fn xxd_reads_inside(args: &[String], place: Place<'_>) -> bool {
-    const VALUED: &[&str] = &[
-        "-c",
-        "-cols",
-        "-g",
-        "-groupsize",
-        "-l",
-        "-len",
-        "-o",
-        "-s",
-        "-seek",
-        "-n",
-        "-name",
-        "-R",
-    ];
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
         if a == "-" || !a.starts_with('-') {
             return inside(a, place);
         }
-        if VALUED.contains(&a) {
+        if super::policy::XXD_VALUED.contains(&a) {
             i += 1;
         }
         i += 1;
