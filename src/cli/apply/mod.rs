@@ -479,7 +479,7 @@ pub(crate) fn apply_or_stop(
         shared: None,
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let rendered = apply_and_render_for(
+    let rendered = apply_and_render(
         &repo,
         &args,
         &input,
@@ -523,32 +523,11 @@ fn outcome_of(ending: Ending) -> Outcome {
 /// Runs the transaction for a parsed reply (no fatal error) under the
 /// lock, with this command line's settings, and renders its report:
 /// what `apply` and the server hook share. `interactive`: ask on the
-/// terminal about commands that are not approved.
-pub(crate) fn apply_and_render(
-    repo: &Repository,
-    args: &ApplyArgs,
-    input: &ReplyInput,
-    parsed: &Parsed<'_>,
-    target: &Target<'_>,
-    interactive: bool,
-    timings: &mut Timings,
-) -> Result<Rendered, CliError> {
-    apply_and_render_for(
-        repo,
-        args,
-        input,
-        parsed,
-        target,
-        interactive,
-        timings,
-        &mut Caller::default(),
-    )
-}
-
-/// [`apply_and_render`] for `caller`: its question, its cancellation,
-/// and the text report for it too.
+/// terminal about commands that are not approved. `caller`: its
+/// question, its cancellation, and the text report for it too
+/// ([`Caller::default`] for the command line and the hook).
 #[allow(clippy::too_many_arguments)]
-fn apply_and_render_for(
+pub(crate) fn apply_and_render(
     repo: &Repository,
     args: &ApplyArgs,
     input: &ReplyInput,

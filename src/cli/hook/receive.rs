@@ -1045,6 +1045,7 @@ pub(super) fn answer(
         &target,
         false,
         &mut Timings::default(),
+        &mut apply::Caller::default(),
     ) {
         Ok(rendered) => {
             let ending = rendered.applied.ending;
