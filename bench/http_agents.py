@@ -254,7 +254,10 @@ def main():
             report[n] = bench(opts, root, base, n)
     finally:
         hp.stop_server(proc)
-        shutil.rmtree(root, ignore_errors=True)
+        if os.environ.get("BENCH_KEEP"):
+            print(f"kept {root} (BENCH_KEEP)")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     ms = lambda s: s * 1000
     print(f"{'agents':>6} {'one p50':>8} {'push p50':>8} {'ratio':>6} {'race p50':>8} {'pairs':>5} "
           f"{'own p50':>8} {'applied/s':>9} {'pushes/s':>8} {'ratio':>6} {'one: applied/s':>14}")

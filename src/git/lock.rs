@@ -110,12 +110,95 @@ impl Claim {
     /// Claims `path` for this process (best effort: without the file the
     /// work only looks abandoned sooner, and is then done by another).
     pub fn take(path: PathBuf) -> Claim {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let path = std::fs::write(&path, my_identity()).ok().map(|()| path);
+        let path = claim_as(&path, &my_identity()).ok().map(|()| path);
         Claim { path }
     }
+}
+
+/// Writes the claim at `path` for the process `identity` names (as
+/// [`my_identity`] gives it), in place of any claim there. Written aside
+/// and renamed: a reader never sees a claim half written, which would
+/// look like no claim (one process taking over another's claim would
+/// otherwise leave a moment when the work seems abandoned).
+pub fn claim_as(path: &Path, identity: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".{}.new", std::process::id()));
+    let aside = PathBuf::from(aside);
+    std::fs::write(&aside, identity)
+        .and_then(|()| std::fs::rename(&aside, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&aside);
+        })
+}
+
+/// Removes the claims in `dir` whose holder is gone and that were last
+/// written over a minute ago (a dead claim counts as none: this only
+/// keeps the directory small), and claims half written by a process that
+/// died. Best effort.
+pub fn sweep_claims(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60));
+        if old && !claimed(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// The identity of the `git receive-pack` this hook runs under: the
+/// nearest ancestor whose command is `git-receive-pack` or `git …
+/// receive-pack` (the hook's shim and `git clada` stand between; git's
+/// HTTP backend, sshd and gitolite above). It lives until the last hook
+/// of the push is done, so a claim made for it from pre-receive holds
+/// until post-receive takes the work over, and dies with the push when
+/// the push is killed. `None` where `/proc` does not tell.
+pub fn receiver_identity() -> Option<String> {
+    let mut pid = std::process::id();
+    for _ in 0..8 {
+        pid = parent_of(pid)?;
+        if pid <= 1 {
+            return None;
+        }
+        if is_receive_pack(pid) {
+            return identity(pid);
+        }
+    }
+    None
+}
+
+/// The parent of process `pid`, from `/proc`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 4, after the command name (in parentheses, maybe with spaces)
+    // and the state.
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Whether process `pid` is `git-receive-pack`, or `git` running
+/// `receive-pack` (as git's HTTP backend starts it).
+fn is_receive_pack(pid: u32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = cmdline.split(|&b| b == 0);
+    let program = args.next().unwrap_or_default();
+    let name = program.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    name == b"git-receive-pack" || (name == b"git" && args.take(8).any(|a| a == b"receive-pack"))
 }
 
 impl Drop for Claim {
@@ -427,6 +510,79 @@ mod tests {
         child.wait().unwrap();
         assert!(!pid_in_use(pid), "a reaped child's pid {pid}");
         assert!(!pid_in_use(0) && !pid_in_use(u32::MAX));
+    }
+
+    #[test]
+    fn only_claims_long_dead_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = format!("{} 1", child.id());
+        child.wait().unwrap();
+        let age = |name: &str, secs: u64| {
+            let when = std::time::SystemTime::now() - Duration::from_secs(secs);
+            std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(name))
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        };
+        claim_as(&dir.path().join("dead-old"), &dead).unwrap();
+        age("dead-old", 120);
+        claim_as(&dir.path().join("dead-new"), &dead).unwrap();
+        claim_as(&dir.path().join("live-old"), &my_identity()).unwrap();
+        age("live-old", 120);
+        std::fs::write(dir.path().join("half.123.new"), "").unwrap();
+        age("half.123.new", 120);
+        assert!(claimed(&dir.path().join("live-old")));
+        assert!(!claimed(&dir.path().join("dead-old")));
+        sweep_claims(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["dead-new", "live-old"]);
+    }
+
+    #[test]
+    fn the_receiver_is_an_ancestor_running_receive_pack() {
+        // This test process runs under no receive-pack.
+        assert_eq!(receiver_identity(), None);
+        // A process is found by its command line.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5", "receive-pack"])
+            .spawn()
+            .unwrap();
+        assert!(!is_receive_pack(child.id()), "sh is not git");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(repo.path())
+            .status()
+            .unwrap();
+        assert!(init.success());
+        // It advertises its references, then waits for the client.
+        let mut receiving = std::process::Command::new("git")
+            .arg("receive-pack")
+            .arg(repo.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Running once it has begun its advertisement.
+        let mut said = [0u8; 4];
+        std::io::Read::read_exact(receiving.stdout.as_mut().unwrap(), &mut said).unwrap();
+        let found = is_receive_pack(receiving.id());
+        receiving.kill().unwrap();
+        receiving.wait().unwrap();
+        assert!(found);
+        assert_eq!(
+            parent_of(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
     }
 
     #[test]

@@ -987,6 +987,9 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
     // taken away. Half are answered by the next push, half by `hook
     // recover`.
     let points = [
+        // Before it claimed the request for itself: the claim pre-receive
+        // made died with the push.
+        "post-receive",
         "hook-locked",
         "post-committed",
         "branch-moved",
@@ -1788,6 +1791,7 @@ fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
     // Two pushes at once, for two branches, whose hooks apply in parallel
     // and are both killed at the same point; recovery answers each once.
     let points = [
+        "post-receive",
         "hook-locked",
         "post-committed",
         "branch-moved",
@@ -1867,6 +1871,89 @@ fn hooks_killed_on_two_branches_at_once_leave_each_request_answered_once() {
         ok(&s.client, &["push", "-q", "origin", "main:later"]);
         assert!(!s.server.join("clada.lock").exists(), "{point}");
     }
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn a_request_whose_push_is_still_running_is_left_to_its_own_hook() {
+    // Between the moment receive-pack writes a request's reference and
+    // the moment its post-receive claims it, another push's hook must not
+    // take it for one whose hook was stopped: pre-receive claimed it for
+    // the receive-pack.
+    let s = setup();
+    let other = clone(s.root.path(), &s.server, "other");
+    ok(&other, &["switch", "-q", "-c", "feature"]);
+    ok(&other, &["push", "-q", "origin", "feature"]);
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    let on_main = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    let on_feature = request_by_hand(&other, "HEAD", "feature", EDIT);
+    let pause = s.root.path().join("pause");
+    let first = {
+        let mut cmd = git_cmd(
+            &s.client,
+            &["push", "origin", &format!("{on_main}:refs/clada/inbox/m")],
+        );
+        cmd.env("CLADA_PAUSE", format!("post-receive:{}", pause.display()));
+        std::thread::spawn(move || cmd.output().expect("push"))
+    };
+    let reached = PathBuf::from(format!("{}.reached", pause.display()));
+    let started = std::time::Instant::now();
+    while !reached.exists() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the first push never got to post-receive"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = git_cmd(
+        &other,
+        &[
+            "push",
+            "origin",
+            &format!("{on_feature}:refs/clada/inbox/f"),
+        ],
+    )
+    .output()
+    .expect("push");
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(
+        !text(&second.stderr).contains("answering the request m"),
+        "{}",
+        text(&second.stderr)
+    );
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main"]),
+        tip,
+        "m is not applied yet"
+    );
+    std::fs::write(format!("{}.go", pause.display()), b"").unwrap();
+    let first = first.join().unwrap();
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    for (id, branch) in [("m", "main"), ("f", "feature")] {
+        let result = answered(&s.server, id);
+        assert_eq!(
+            trailer(&result, "Clada-Status"),
+            Some("success"),
+            "{result}"
+        );
+        assert_eq!(ok(&s.server, &["rev-parse", &format!("{branch}^")]), tip);
+    }
+    // Each answered by its own hook.
+    let log = std::fs::read_to_string(s.server.join("clada/requests.log")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    assert!(
+        log.lines().all(|l| l.contains("\"recovered\":false")),
+        "{log}"
+    );
+    assert!(
+        std::fs::read_dir(s.server.join("clada/claims"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
 
 #[test]

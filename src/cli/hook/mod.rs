@@ -126,6 +126,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
                     e.message
                 );
             }
+            crate::git::lock::sweep_claims(&request::claims_dir(&repo));
             emit(&out);
             Ok(worst(chained, ours?))
         }
@@ -142,6 +143,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
                     e.message
                 );
             }
+            crate::git::lock::sweep_claims(&request::claims_dir(&repo));
             // Run from cron, its lines are a log: on stderr, with errors.
             let _ = std::io::stderr().write_all(out.as_bytes());
             done

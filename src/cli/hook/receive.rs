@@ -491,6 +491,17 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
             return Ok(Outcome::Failed);
         }
     }
+    // Claimed for the receive-pack that runs this push's hooks, until its
+    // post-receive claims them for itself: between the moment the
+    // request's reference is written and that claim, another push's hook
+    // would take the request for one whose hook was stopped and answer it
+    // before its own (right, but the two then wait for each other). A
+    // killed push's claim dies with it, and the request is recovered.
+    if let Some(receiver) = crate::git::lock::receiver_identity() {
+        for (id, _) in &created {
+            let _ = crate::git::lock::claim_as(&claims_dir(repo).join(claim_file(id)), &receiver);
+        }
+    }
     Ok(Outcome::Success)
 }
 
@@ -573,6 +584,9 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
         say!(out, "clada: nothing was applied: {why}");
         return Ok(Outcome::Failed);
     }
+    // Until here the claims pre-receive made for this push's receive-pack
+    // keep other hooks away from its requests.
+    fault::point("post-receive");
     // Claimed before the wait for the lock: a hook that finds them
     // meanwhile leaves them to this one while it lives.
     let _claims: Vec<Claim> = ours
