@@ -219,6 +219,36 @@ fn results_older_than_results_expire_are_removed() {
 }
 
 #[test]
+fn a_push_looks_for_old_results_at_most_once_in_a_hundredth_of_their_term() {
+    let (_root, server, client) = server();
+    ok(&server, &["config", "clada.resultsExpire", "1h"]);
+    push_request_at(&client, "old", "2026-01-01T00:00:00Z");
+    // As if a push had looked through the results two hours later.
+    std::fs::write(server.join("clada/results-expired"), "1767232800").unwrap();
+    // 20 s after that look (a hundredth of an hour is 36 s): not looked
+    // through, though "old" is two hours older.
+    push_request_at(&client, "new", "2026-01-01T02:00:20Z");
+    assert_eq!(results(&server).len(), 2);
+    // 40 s after it: looked through.
+    let said = push_request_at(&client, "newer", "2026-01-01T02:00:40Z");
+    assert!(
+        said.contains("removed 1 result reference older than"),
+        "{said}"
+    );
+    assert_eq!(
+        results(&server),
+        ["refs/clada/results/new", "refs/clada/results/newer"]
+    );
+    // As if a push had looked 10 s before the next one: that one does
+    // not look, hook recover 5 s later does (an operator's timer asks).
+    std::fs::write(server.join("clada/results-expired"), "1767236440").unwrap();
+    push_request_at(&client, "latest", "2026-01-01T03:00:50Z");
+    assert_eq!(results(&server).len(), 3);
+    recover_at(&server, "2026-01-01T03:00:55Z");
+    assert_eq!(results(&server), ["refs/clada/results/latest"]);
+}
+
+#[test]
 fn each_answered_request_is_logged_and_hook_stats_sums_them_up() {
     let (_root, server, client) = server();
     for id in ["first", "second"] {

@@ -1,9 +1,10 @@
 //! Expiry of the server's answers (issue 28): each request leaves a
 //! result reference, `refs/clada/results/<id>`, which every push's
 //! reference advertisement lists. One older than `clada.resultsExpire`
-//! (default a week; `never` keeps them) is removed by the next
-//! post-receive, after it answered its own requests, and by `hook
-//! recover` (run from a timer, doc/hooks.md). An agent reads its result
+//! (default a week; `never` keeps them) is removed by `hook recover`
+//! (run from a timer, doc/hooks.md) and by a post-receive, after it
+//! answered its own requests, when the last look is a hundredth of the
+//! term old ([`When::Due`]). An agent reads its result
 //! from the push's output or fetches it within seconds; a week is room
 //! for one that was away.
 //!
@@ -43,10 +44,34 @@ fn kept_for(repo: &Repository) -> Result<Option<(Duration, String)>, String> {
     }
 }
 
+/// When the results are looked through: by `hook recover` every time
+/// (an operator's timer asks for it), by post-receive only now and then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    /// When the last look is [`interval`] old, or later than now (a clock
+    /// set back).
+    Due,
+}
+
+/// Where the time of the last look is kept, in the git dir.
+const LAST_LOOK: &str = "clada/results-expired";
+
+/// How long after one look at the results post-receive looks again:
+/// reading every result's commit costs about 35 µs each, on every push,
+/// plain ones too, and a week of answers is thousands. A hundredth of
+/// the time results are kept, at most an hour: a result outlives its
+/// term by that much at most.
+fn interval(age: Duration) -> i64 {
+    i64::try_from((age / 100).as_secs())
+        .unwrap_or(i64::MAX)
+        .min(3600)
+}
+
 /// Removes the result references older than `clada.resultsExpire`;
 /// says how many on `out` when it removed any. A reference another hook
 /// removed or rewrote meanwhile is left to it.
-pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliError> {
+pub fn expire_results(repo: &Repository, when: When, out: &mut String) -> Result<(), CliError> {
     let (age, said) = match kept_for(repo) {
         Ok(Some(kept)) => kept,
         Ok(None) => return Ok(()),
@@ -55,6 +80,19 @@ pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliErro
             return Ok(());
         }
     };
+    // Dated by the clock commits are dated with, as the results are.
+    let now = crate::git::commit::committer_now();
+    let stamp = repo.git_dir().join(LAST_LOOK);
+    if when == When::Due {
+        let last = std::fs::read_to_string(&stamp)
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok());
+        if last.is_some_and(|last| last <= now && now - last < interval(age)) {
+            return Ok(());
+        }
+    }
+    // Best effort: without it the next push looks again.
+    let _ = std::fs::write(&stamp, now.to_string());
     let mut results = Vec::new();
     for name in repo.refs_under(RESULTS).map_err(git)? {
         let Some(id) = repo.ref_target(&name).map_err(git)? else {
@@ -68,7 +106,7 @@ pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliErro
     let Some(newest) = results.iter().map(|(_, _, time)| *time).max() else {
         return Ok(());
     };
-    let from = newest.min(crate::git::commit::committer_now());
+    let from = newest.min(now);
     let oldest = from.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX));
     let mut removed = 0;
     for (name, id, time) in results {

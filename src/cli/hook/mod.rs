@@ -119,7 +119,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             stats::mark_start();
             let ours = receive::post_receive(&repo, &input, &mut out);
             // After the answers: old results go, whatever this push was.
-            if let Err(e) = expire::expire_results(&repo, &mut out) {
+            if let Err(e) = expire::expire_results(&repo, expire::When::Due, &mut out) {
                 say!(
                     out,
                     "clada: old results could not be removed: {}",
@@ -136,7 +136,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let mut out = String::new();
             let repo = open()?;
             let done = request::recover_now(&repo, &mut out);
-            if let Err(e) = expire::expire_results(&repo, &mut out) {
+            if let Err(e) = expire::expire_results(&repo, expire::When::Always, &mut out) {
                 say!(
                     out,
                     "clada: old results could not be removed: {}",
