@@ -30,6 +30,7 @@ pub mod hook;
 pub mod plan;
 pub mod progress;
 pub mod quote;
+pub mod reply;
 pub mod report;
 pub mod run;
 pub mod style;
