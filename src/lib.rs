@@ -33,6 +33,7 @@ pub mod quote;
 pub mod reply;
 pub mod report;
 pub mod run;
+pub mod server;
 pub mod style;
 pub mod syntax;
 pub mod transaction;

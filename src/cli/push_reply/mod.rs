@@ -7,10 +7,11 @@
 //! answer at `refs/clada/results/<id>`, prints it and exits as `apply`
 //! would have. gix cannot push, and fetches here would need its HTTP
 //! transport: the pushing and fetching are the `git` program's
-//! (doc/architecture.md lists every such call).
+//! (doc/architecture.md lists every such call). Rebuilding the server's
+//! post commit from the push's output is the server library's
+//! (`server::rebuild`).
 
 mod broken;
-mod rebuild;
 mod update;
 
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::git::Repository;
 use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
 use crate::hook::result::{from_push_output, post_of, request_of, request_ref_of, status_of};
+use crate::server::rebuild;
 
 use super::config::{Layers, parse_duration};
 use super::{CliError, Outcome, ReplyInput};
@@ -323,7 +325,7 @@ struct Sent<'a> {
 
 /// Brings the branch the result names into `tracking`. When the request
 /// moved the branch, its post commit is taken from the push's output if
-/// the reply rebuilds its tree here (`rebuild.rs`), else fetched by id —
+/// the reply rebuilds its tree here (`server::rebuild`), else fetched by id —
 /// with git's protocol v2 that is one request fewer than asking for the
 /// branch by name — and `tracking` set to it; otherwise, or if that
 /// fails, the branch is fetched by name. A failure is a warning: the
@@ -351,8 +353,15 @@ fn fetch_after(
             )
             .is_ok()
         };
-        if rebuild::take_post(sent.repo, sent.shown, sent.id, post, sent.tip, sent.input)
-            && track(sent.repo)
+        if rebuild::take_post(
+            sent.repo,
+            &super::hook::CliHost,
+            sent.shown,
+            sent.id,
+            post,
+            sent.tip,
+            sent.input,
+        ) && track(sent.repo)
         {
             return Ok(());
         }

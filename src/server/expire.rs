@@ -15,39 +15,24 @@
 
 use std::time::Duration;
 
-use crate::cli::CliError;
 use crate::git::Repository;
 use crate::git::commit::Identity;
 use crate::hook::requests::RESULTS;
 
+use super::Error;
 use super::receive::git;
 
-/// How long results are kept when `clada.resultsExpire` is not set.
-const DEFAULT: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// `clada.resultsExpire`, and how to say it: `None` for `never` (or
-/// `off`, `0`).
-fn kept_for(repo: &Repository) -> Result<Option<(Duration, String)>, String> {
-    let Some(value) = repo.config_string("clada.resultsExpire") else {
-        return Ok(Some((DEFAULT, "a week".to_string())));
-    };
-    match value.trim() {
-        "never" | "off" | "0" => Ok(None),
-        text => crate::cli::config::parse_duration(text)
-            .map(|age| Some((age, text.to_string())))
-            .ok_or_else(|| {
-                format!(
-                    "clada.resultsExpire = {text:?} is not a duration (7d, 36h, never); results are kept"
-                )
-            }),
-    }
-}
-
-/// Removes the result references older than `clada.resultsExpire`;
+/// Removes the result references older than `kept`, `clada.resultsExpire`
+/// as the caller read it (how long, and how to say it; `None` for never;
+/// `Err`: why it does not read, said on `out`, and nothing removed);
 /// says how many on `out` when it removed any. A reference another hook
 /// removed or rewrote meanwhile is left to it.
-pub fn expire_results(repo: &Repository, out: &mut String) -> Result<(), CliError> {
-    let (age, said) = match kept_for(repo) {
+pub fn expire_results(
+    repo: &Repository,
+    kept: Result<Option<(Duration, String)>, String>,
+    out: &mut String,
+) -> Result<(), Error> {
+    let (age, said) = match kept {
         Ok(Some(kept)) => kept,
         Ok(None) => return Ok(()),
         Err(why) => {
