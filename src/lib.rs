@@ -14,6 +14,10 @@
 //! of ours but `style` (the colours of the text output, a leaf).
 //! `main.rs` only maps the outcome of [`cli::main`] to an exit code.
 //!
+//! The apply is a library (`transaction`), and so is the server's side
+//! of the hooks (`server`): the command line reads arguments and input,
+//! calls them, and prints.
+//!
 //! The history commands (undo, redo, squash, step-back, step-forward,
 //! status, log, show) read the commits an apply writes through `history`
 //! and move the branch, HEAD and the working tree through `git`

@@ -12,6 +12,9 @@
 //! `GIT_COMMITTER_DATE` when set) if that is earlier: an idle server keeps
 //! its last week of answers, and a clock that jumps forward, or a commit
 //! date given by the environment, never wipes what was just written.
+//!
+//! The setting is read by the caller, as the server's other settings
+//! (`Host`), and passed in.
 
 use std::time::Duration;
 

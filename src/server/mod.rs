@@ -8,7 +8,7 @@
 //!   notes, requests of their own, branch pushes, references only the
 //!   hooks write); pre-receive's checks, post-receive's answers (the
 //!   apply, the result note and references, the post commit's trailers),
-//!   and the server's settings as one value ([`receive::Server`]).
+//!   and the server's settings as one value (`receive::Server`).
 //! - `request`: requests of their own, the claims a live hook holds on
 //!   them, and recovering the ones a stopped hook left.
 //! - `authorize`: who pushed a request, and whether they may write its

@@ -20,8 +20,7 @@
 //! the apply and the writing of results.
 //!
 //! The settings are read by the caller ([`Host::settings`]); this module
-//! decides with them. It moved here from `cli/hook/` so that the server
-//! is a library; the command line's `git clada hook` is its glue.
+//! decides with them.
 
 use std::time::Duration;
 
