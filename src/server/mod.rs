@@ -15,8 +15,9 @@
 //!   branch (`clada.authorize`, the command run for each branch).
 //! - `expire`: removing results older than `clada.resultsExpire`.
 //! - `log`: the request log and what it sums up to.
-//! - `rebuild`: push-reply's side of the protocol: the post commit taken
-//!   from the push's output, rebuilt from the reply.
+//! - `client` and `rebuild`: push-reply's side of the protocol: the
+//!   request commit, its id, whether a result is its answer; the post
+//!   commit taken from the push's output, rebuilt from the reply.
 //!
 //! The hooks never print while they hold a lock: what they say goes into
 //! a `String` the caller prints when they are done. Settings layers, the
@@ -38,6 +39,7 @@ macro_rules! say {
 }
 
 pub mod authorize;
+pub mod client;
 pub mod expire;
 pub mod log;
 pub mod rebuild;
@@ -134,4 +136,29 @@ pub trait Host {
         base: ObjectId,
         refuse_run: Option<&str>,
     ) -> Result<Option<ObjectId>, transaction::Error>;
+}
+
+#[cfg(test)]
+mod tests {
+    /// The library stands on its own: what it needs of the command line
+    /// it asks through [`super::Host`], never by naming `cli`.
+    #[test]
+    fn the_server_library_does_not_use_the_command_line() {
+        let sources = [
+            ("mod.rs", include_str!("mod.rs")),
+            ("authorize.rs", include_str!("authorize.rs")),
+            ("client.rs", include_str!("client.rs")),
+            ("expire.rs", include_str!("expire.rs")),
+            ("log.rs", include_str!("log.rs")),
+            ("rebuild.rs", include_str!("rebuild.rs")),
+            ("receive.rs", include_str!("receive.rs")),
+            ("request.rs", include_str!("request.rs")),
+            ("../reply.rs", include_str!("../reply.rs")),
+        ];
+        // Spelled in two pieces, so that this file does not match itself.
+        let cli = ["crate", "::cli"].concat();
+        for (name, text) in sources {
+            assert!(!text.contains(&cli), "server/{name} names {cli}");
+        }
+    }
 }
