@@ -14,6 +14,10 @@
 //! of ours but `style` (the colours of the text output, a leaf).
 //! `main.rs` only maps the outcome of [`cli::main`] to an exit code.
 //!
+//! The apply is a library (`transaction`), and so is the server's side
+//! of the hooks (`server`): the command line reads arguments and input,
+//! calls them, and prints.
+//!
 //! The history commands (undo, redo, squash, step-back, step-forward,
 //! status, log, show) read the commits an apply writes through `history`
 //! and move the branch, HEAD and the working tree through `git`
@@ -30,8 +34,10 @@ pub mod hook;
 pub mod plan;
 pub mod progress;
 pub mod quote;
+pub mod reply;
 pub mod report;
 pub mod run;
+pub mod server;
 pub mod style;
 pub mod syntax;
 pub mod transaction;

@@ -7,33 +7,9 @@ use crate::csl::input::MAX_INPUT;
 
 use super::CliError;
 
-/// The bytes of a reply and a name for it in diagnostics.
-pub struct ReplyInput {
-    /// A file name, or `<stdin>`.
-    pub origin: String,
-    pub bytes: Vec<u8>,
-    /// Set when the input is over the limit: its size (at least), and
-    /// `bytes` holds nothing.
-    pub too_large: Option<u64>,
-}
+pub use crate::reply::ReplyInput;
 
 impl ReplyInput {
-    /// A reply already in memory (a commit message, a note).
-    pub fn from_bytes(origin: String, bytes: Vec<u8>) -> ReplyInput {
-        if bytes.len() > MAX_INPUT {
-            return ReplyInput {
-                origin,
-                too_large: Some(bytes.len() as u64),
-                bytes: Vec::new(),
-            };
-        }
-        ReplyInput {
-            origin,
-            bytes,
-            too_large: None,
-        }
-    }
-
     /// Reads `path` (`-` or `None` for standard input) for `git clada
     /// <command>` (named in the hint when no reply is given). Stops reading
     /// past the 50 MiB limit, so a huge input costs no more than the limit.

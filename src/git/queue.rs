@@ -15,7 +15,7 @@
 //!
 //! Holding a branch says nothing about shared references (the notes,
 //! results, rejected and request references): those are written under
-//! `clada.lock`, taken for each such write only (`cli/hook/receive.rs`).
+//! `clada.lock`, taken for each such write only (`server/receive.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};

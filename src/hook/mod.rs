@@ -8,7 +8,8 @@
 //! - `requests`: the names of the per-request protocol's references.
 //! - `branches`: which branches requests may write.
 //!
-//! What each hook does is in `cli/hook/`; nothing here touches git objects.
+//! What the server's hooks do is in `server/` (the client's post-commit is
+//! `cli/hook/client.rs`); nothing here touches git objects.
 
 pub mod branches;
 pub mod install;

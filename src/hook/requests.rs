@@ -5,7 +5,7 @@
 //! `refs/clada/inbox/<id>`; the server answers it at
 //! `refs/clada/results/<id>` and then deletes the request. Agents never
 //! share a reference, so none can make another's push non-fast-forward.
-//! This module only names things; `cli/hook/receive.rs` does the work.
+//! This module only names things; `server/` does the work.
 
 /// Where requests are pushed, one reference each.
 pub const REQUESTS: &str = "refs/clada/inbox/";

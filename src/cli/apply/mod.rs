@@ -26,6 +26,7 @@ use super::commands::{self, RunFlags};
 use super::config::{Layers, duration_arg, size_arg};
 use super::{CliError, Outcome, ReplyInput, settings, write_stdout};
 
+pub(crate) use crate::reply::parse as parse_input;
 pub(crate) use render::{Presentation, render};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -722,35 +723,6 @@ fn read_input(args: &ApplyArgs, repo: &Repository) -> Result<ReplyInput, CliErro
         return Ok(ReplyInput::from_bytes(format!("note on {rev}"), bytes));
     }
     ReplyInput::read(args.input.as_deref(), "apply")
-}
-
-/// Parses a reply with the front end of its syntax; an input over the
-/// size limit is one fatal diagnostic.
-pub(crate) fn parse_input<'a>(
-    input: &'a ReplyInput,
-    choice: Choice,
-    delims: &Delimiters,
-) -> Parsed<'a> {
-    match input.too_large {
-        Some(size) => {
-            let reply = csl::Reply {
-                source: "".into(),
-                operations: Vec::new(),
-                diagnostics: vec![csl::input::too_large(size)].into(),
-                indented: Vec::new(),
-            };
-            Parsed {
-                syntax: syntax::Syntax::Csl,
-                source: "".into(),
-                drafts: Vec::new(),
-                diagnostics: reply.diagnostics.clone(),
-                dropped: Vec::new(),
-                csl: Some(reply),
-                explanations: Vec::new(),
-            }
-        }
-        None => syntax::parse(&input.bytes, choice, delims),
-    }
 }
 
 /// A reply with fatal errors: nothing runs.

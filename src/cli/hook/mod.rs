@@ -6,8 +6,11 @@
 //! same input (`<name>.clada-chained` beside the shim).
 //!
 //! - `client`: post-commit, CSL in a commit message.
-//! - `receive`: pre-receive and post-receive, CSL pushed as inbox notes.
-//! - `request`: requests of their own, and answering those left behind.
+//! - pre-receive, post-receive and `recover` read their input here and
+//!   call the server library (`server`), handing it `host`: the settings
+//!   layers, the apply's report and diagnostics, which are the command
+//!   line's. What the library says is printed here, after it is done.
+//! - `summary`: the request log summed up (`server::log`), printed.
 
 /// Appends a line to a receive hook's output (`format!`'s arguments).
 /// The receive hooks write what they say into a buffer and print it when
@@ -21,12 +24,11 @@ macro_rules! say {
     }};
 }
 
-mod authorize;
 mod client;
-mod expire;
-mod receive;
-mod request;
-mod stats;
+mod host;
+mod summary;
+
+pub(super) use host::CliHost;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -34,6 +36,7 @@ use std::path::Path;
 use crate::git::Repository;
 use crate::hook::install::{self, CHAINED, Done, Existing, InstallError};
 use crate::hook::shim;
+use crate::server;
 
 use super::{CliError, Outcome};
 
@@ -105,9 +108,9 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
                 return Ok(Outcome::Failed);
             }
             let mut out = String::new();
-            let checked = receive::pre_receive(&repo, &input, &mut out);
+            let checked = server::receive::pre_receive(&repo, &CliHost, &input, &mut out);
             emit(&out);
-            checked
+            Ok(checked?.into())
         }
         HookAction::PostReceive => {
             let input = read_stdin()?;
@@ -116,37 +119,41 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             // The lock is taken and released inside: what the hook says
             // is printed after.
             let mut out = String::new();
-            stats::mark_start();
-            let ours = receive::post_receive(&repo, &input, &mut out);
+            server::log::mark_start();
+            let ours = server::receive::post_receive(&repo, &CliHost, &input, &mut out);
             // After the answers: old results go, whatever this push was.
-            if let Err(e) = expire::expire_results(&repo, expire::When::Due, &mut out) {
+            let kept = host::results_kept_for(&repo);
+            let when = server::expire::When::Due;
+            if let Err(e) = server::expire::expire_results(&repo, kept, when, &mut out) {
                 say!(
                     out,
                     "clada: old results could not be removed: {}",
                     e.message
                 );
             }
-            crate::git::lock::sweep_claims(&request::claims_dir(&repo));
+            crate::git::lock::sweep_claims(&server::request::claims_dir(&repo));
             emit(&out);
-            Ok(worst(chained, ours?))
+            Ok(worst(chained, ours?.into()))
         }
-        HookAction::Stats => stats::run_stats(&open()?),
+        HookAction::Stats => summary::run_stats(&open()?),
         HookAction::Recover => {
-            stats::mark_start();
+            server::log::mark_start();
             let mut out = String::new();
             let repo = open()?;
-            let done = request::recover_now(&repo, &mut out);
-            if let Err(e) = expire::expire_results(&repo, expire::When::Always, &mut out) {
+            let done = server::request::recover_now(&repo, &CliHost, &mut out);
+            let kept = host::results_kept_for(&repo);
+            let when = server::expire::When::Always;
+            if let Err(e) = server::expire::expire_results(&repo, kept, when, &mut out) {
                 say!(
                     out,
                     "clada: old results could not be removed: {}",
                     e.message
                 );
             }
-            crate::git::lock::sweep_claims(&request::claims_dir(&repo));
+            crate::git::lock::sweep_claims(&server::request::claims_dir(&repo));
             // Run from cron, its lines are a log: on stderr, with errors.
             let _ = std::io::stderr().write_all(out.as_bytes());
-            done
+            Ok(done?.into())
         }
     }
 }

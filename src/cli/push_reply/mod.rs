@@ -7,10 +7,12 @@
 //! answer at `refs/clada/results/<id>`, prints it and exits as `apply`
 //! would have. gix cannot push, and fetches here would need its HTTP
 //! transport: the pushing and fetching are the `git` program's
-//! (doc/architecture.md lists every such call).
+//! (doc/architecture.md lists every such call). The request's form, its
+//! id's rules and whether a result answers it (`server::client`), and
+//! rebuilding the server's post commit from the push's output
+//! (`server::rebuild`) are the server library's.
 
 mod broken;
-mod rebuild;
 mod update;
 
 use std::path::PathBuf;
@@ -18,8 +20,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::git::Repository;
-use crate::hook::requests::{MAX_ID, new_id, request_ref, result_ref};
-use crate::hook::result::{from_push_output, post_of, request_of, request_ref_of, status_of};
+use crate::hook::requests::{new_id, request_ref, result_ref};
+use crate::hook::result::{from_push_output, post_of, status_of};
+use crate::server::{client, rebuild};
 
 use super::config::{Layers, parse_duration};
 use super::{CliError, Outcome, ReplyInput};
@@ -127,21 +130,13 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             ))
         })?;
     let author = super::apply::author(None, &Layers::new(Some(&repo)))?;
-    let request = repo
-        .notes_commit(
-            &author,
-            &[(tip, &input.bytes)],
-            &format!("clada: request\n\nClada-Branch: {}\n", args.branch),
-        )
+    let request = client::request_commit(&repo, &author, tip, &input.bytes, &args.branch)
         .map_err(|e| CliError::new(e.to_string()))?;
     let id = match args.id.clone() {
         Some(id) => id,
         None => new_id(&request.to_string()),
     };
-    if id.is_empty()
-        || id.len() > MAX_ID
-        || !crate::git::commit::is_valid_ref_name(&request_ref(&id))
-    {
+    if !client::is_request_id(&id) {
         return Err(CliError::new(format!("{id:?} cannot be a request id"))
             .hint("use letters, digits, '-', '.', '_' and '/'"));
     }
@@ -199,16 +194,11 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     // The push's output holds the result when the server answered at
     // once; it is fetched only when it does not (or came in pieces). The
     // branch is brought here either way, for the agent to go on from.
-    // A result is ours only if it names our reply and our reference: an
-    // id is no secret (anyone may list the inbox), so another pusher could
-    // withdraw a waiting request and push one of their own under its id.
+    // A result is ours only if it names our reply and our reference.
     let reply_blob = repo
         .blob_id(&input.bytes)
         .map_err(|e| CliError::new(e.to_string()))?;
-    let ours = |text: &[u8]| {
-        request_of(text) == Some(reply_blob)
-            && request_ref_of(text).as_deref() == Some(request_ref(&id).as_str())
-    };
+    let ours = |text: &[u8]| client::answers(text, reply_blob, &id);
     let shown = from_push_output(&String::from_utf8_lossy(&push_said), &id)
         .filter(|text| ours(text.as_bytes()));
     let fetch_branch = named && !args.no_fetch;
@@ -323,7 +313,7 @@ struct Sent<'a> {
 
 /// Brings the branch the result names into `tracking`. When the request
 /// moved the branch, its post commit is taken from the push's output if
-/// the reply rebuilds its tree here (`rebuild.rs`), else fetched by id —
+/// the reply rebuilds its tree here (`server::rebuild`), else fetched by id —
 /// with git's protocol v2 that is one request fewer than asking for the
 /// branch by name — and `tracking` set to it; otherwise, or if that
 /// fails, the branch is fetched by name. A failure is a warning: the
@@ -351,8 +341,15 @@ fn fetch_after(
             )
             .is_ok()
         };
-        if rebuild::take_post(sent.repo, sent.shown, sent.id, post, sent.tip, sent.input)
-            && track(sent.repo)
+        if rebuild::take_post(
+            sent.repo,
+            &super::hook::CliHost,
+            sent.shown,
+            sent.id,
+            post,
+            sent.tip,
+            sent.input,
+        ) && track(sent.repo)
         {
             return Ok(());
         }

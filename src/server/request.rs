@@ -18,15 +18,14 @@ use crate::hook::result::{
     ResultNote, branch_of, envelope, post_envelope, post_of, request_of, request_ref_of, status_of,
 };
 
-use crate::cli::apply::{self, parse_input};
-use crate::cli::config::Layers;
-use crate::cli::{CliError, Outcome, settings};
+use crate::reply;
 use crate::report::Tally;
 
 use super::receive::{
     RUN_REFUSED, Replies, Server, answer_and_note, git, queue_keys, read_reply, short_branch,
     write_result,
 };
+use super::{Error, Host, Outcome};
 use crate::git::queue::Tickets;
 
 /// A request pushed under a reference of its own.
@@ -44,7 +43,7 @@ pub(super) struct Request {
 }
 
 impl Request {
-    pub(super) fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, CliError> {
+    pub(super) fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, Error> {
         let message = repo.commit_message(commit).map_err(git)?;
         Ok(Request {
             id: id.to_string(),
@@ -57,7 +56,7 @@ impl Request {
 }
 
 /// Where post-receive hooks record the requests they are answering.
-pub(super) fn claims_dir(repo: &Repository) -> std::path::PathBuf {
+pub fn claims_dir(repo: &Repository) -> std::path::PathBuf {
     repo.git_dir().join("clada").join("claims")
 }
 
@@ -68,7 +67,7 @@ pub(super) fn orphans(
     repo: &Repository,
     ours: &[Request],
     out: &mut String,
-) -> Result<Vec<Request>, CliError> {
+) -> Result<Vec<Request>, Error> {
     let dir = claims_dir(repo);
     let mut found = Vec::new();
     for name in repo.refs_under(requests::REQUESTS).map_err(git)? {
@@ -101,7 +100,7 @@ pub(super) fn recover(
     author: &Identity,
     orphans: Vec<Request>,
     out: &mut String,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let dir = claims_dir(repo);
     for request in orphans {
         if claimed(&dir.join(claim_file(&request.id)))
@@ -141,15 +140,15 @@ pub(super) fn recover(
 }
 
 /// `git clada hook recover`: answers every request that no live hook is
-/// answering, as the next push would.
-pub fn recover_now(repo: &Repository, out: &mut String) -> Result<Outcome, CliError> {
-    let server = Server::read(repo)?;
+/// answering, as the next push would; what it did is added to `out`.
+pub fn recover_now(repo: &Repository, host: &dyn Host, out: &mut String) -> Result<Outcome, Error> {
+    let server = Server::read(repo, host)?;
     let orphans = orphans(repo, &[], out)?;
     if orphans.is_empty() {
         say!(out, "clada: no request is waiting for an answer");
         return Ok(Outcome::Success);
     }
-    let author = apply::author(None, &Layers::new(Some(repo)))?;
+    let author = host.author(repo)?;
     recover(repo, &server, &author, orphans, out)?;
     Ok(Outcome::Success)
 }
@@ -176,8 +175,8 @@ pub(super) fn answer_request(
     request: &Request,
     came: Came<'_, '_>,
     out: &mut String,
-) -> Result<Vec<String>, CliError> {
-    let timing = super::stats::Timing::start();
+) -> Result<Vec<String>, Error> {
+    let timing = super::log::Timing::start();
     let recovered = matches!(came, Came::Left);
     let none = Replies::default();
     let (pushed, replies) = match came {
@@ -260,7 +259,7 @@ pub(super) fn answer_request(
     } else {
         "several".to_string()
     };
-    super::stats::record(
+    super::log::record(
         repo,
         id,
         request.pusher.as_deref(),
@@ -315,7 +314,7 @@ fn answered_before(
     author: &Identity,
     note: &Note,
     request: &Request,
-) -> Result<Option<(String, String)>, CliError> {
+) -> Result<Option<(String, String)>, Error> {
     let wanted = request.branch.as_deref();
     let name = request_ref(&request.id);
     // The same reply on the same commit may be another request's: only
@@ -428,19 +427,21 @@ fn made_from_reply(
     note: &Note,
     on: ObjectId,
     commit: ObjectId,
-) -> Result<bool, CliError> {
+) -> Result<bool, Error> {
     let input = read_reply(repo, note)?;
-    let delims = settings::delimiters_in(Some(repo), None, None)?;
-    let parsed = parse_input(&input, server.syntax, &delims);
+    let delims = server.host.delimiters(repo)?;
+    let parsed = reply::parse(&input, server.syntax, &delims);
     if parsed.has_fatal() {
         return Ok(false);
     }
     // Nothing written: the tree is only compared.
     let scratch = repo.in_memory();
     let refuse = (!server.run).then_some(RUN_REFUSED);
-    Ok(match apply::replayed_tree(&scratch, &parsed, on, refuse) {
-        Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
-        Ok(None) => true,
-        Err(_) => false,
-    })
+    Ok(
+        match server.host.replayed_tree(&scratch, &parsed, on, refuse) {
+            Ok(Some(tree)) => repo.tree_of(Some(commit)).map_err(git)? == tree,
+            Ok(None) => true,
+            Err(_) => false,
+        },
+    )
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::git::{ObjectId, Repository};
 
-use crate::cli::CliError;
+use super::Error;
 
 /// Where servers put the authenticated user, tried in this order: HTTP
 /// (the web server's `REMOTE_USER`), gitolite, Gitea and Forgejo, GitLab.
@@ -54,7 +54,7 @@ pub(super) fn pusher(repo: &Repository) -> Option<String> {
 
 /// `clada.authorize`: the command that says whether a pusher may write a
 /// branch.
-pub(super) struct Authorize {
+pub struct Authorize {
     /// The command as configured (for messages).
     text: String,
     argv: Vec<String>,
@@ -64,12 +64,12 @@ impl Authorize {
     /// `clada.authorize` from the server's git config; `None` when unset.
     /// Set but empty, or not splittable, is an error: a server that meant
     /// to check must not quietly stop checking.
-    pub(super) fn read(repo: &Repository) -> Result<Option<Authorize>, CliError> {
+    pub fn read(repo: &Repository) -> Result<Option<Authorize>, Error> {
         let Some(text) = repo.config_string("clada.authorize") else {
             return Ok(None);
         };
         let fail = |why: String| {
-            CliError::new(format!("git config clada.authorize = {text:?}: {why}"))
+            Error::new(format!("git config clada.authorize = {text:?}: {why}"))
                 .hint("a command and its arguments, run without a shell: it gets the pusher, the repository and the branch as its last three arguments (doc/hooks.md)")
         };
         let argv = shell_words::split(&text).map_err(|e| fail(e.to_string()))?;

@@ -13,36 +13,18 @@
 //! `GIT_COMMITTER_DATE` when set) if that is earlier: an idle server keeps
 //! its last week of answers, and a clock that jumps forward, or a commit
 //! date given by the environment, never wipes what was just written.
+//!
+//! The setting is read by the caller, as the server's other settings
+//! (`Host`), and passed in.
 
 use std::time::Duration;
 
-use crate::cli::CliError;
 use crate::git::Repository;
 use crate::git::commit::Identity;
 use crate::hook::requests::RESULTS;
 
+use super::Error;
 use super::receive::git;
-
-/// How long results are kept when `clada.resultsExpire` is not set.
-const DEFAULT: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// `clada.resultsExpire`, and how to say it: `None` for `never` (or
-/// `off`, `0`).
-fn kept_for(repo: &Repository) -> Result<Option<(Duration, String)>, String> {
-    let Some(value) = repo.config_string("clada.resultsExpire") else {
-        return Ok(Some((DEFAULT, "a week".to_string())));
-    };
-    match value.trim() {
-        "never" | "off" | "0" => Ok(None),
-        text => crate::cli::config::parse_duration(text)
-            .map(|age| Some((age, text.to_string())))
-            .ok_or_else(|| {
-                format!(
-                    "clada.resultsExpire = {text:?} is not a duration (7d, 36h, never); results are kept"
-                )
-            }),
-    }
-}
 
 /// When the results are looked through: by `hook recover` every time
 /// (an operator's timer asks for it), by post-receive only now and then.
@@ -68,11 +50,19 @@ fn interval(age: Duration) -> i64 {
         .min(3600)
 }
 
-/// Removes the result references older than `clada.resultsExpire`;
-/// says how many on `out` when it removed any. A reference another hook
-/// removed or rewrote meanwhile is left to it.
-pub fn expire_results(repo: &Repository, when: When, out: &mut String) -> Result<(), CliError> {
-    let (age, said) = match kept_for(repo) {
+/// Removes the result references older than `kept`, `clada.resultsExpire`
+/// as the caller read it (how long, and how to say it; `None` for never;
+/// `Err`: why it does not read, said on `out`, and nothing removed), when
+/// `when` says it is time to look; says how many on `out` when it removed
+/// any. A reference another hook removed or rewrote meanwhile is left to
+/// it.
+pub fn expire_results(
+    repo: &Repository,
+    kept: Result<Option<(Duration, String)>, String>,
+    when: When,
+    out: &mut String,
+) -> Result<(), Error> {
+    let (age, said) = match kept {
         Ok(Some(kept)) => kept,
         Ok(None) => return Ok(()),
         Err(why) => {

@@ -5,19 +5,22 @@
 //! or brings in a request, and rejects the push when one has a fatal
 //! syntax error (or a request reference is misused), or, with
 //! `clada.authorize`, is for a branch its pusher may not write
-//! (`authorize.rs`), printing the diagnostics for the pusher. The pushed
+//! (`authorize.rs`), with the diagnostics for the pusher. The pushed
 //! objects are in quarantine, so they are read with the git program
 //! (`git/quarantine.rs`); nothing is written but who pushed each request.
 //!
 //! `post-receive` answers each such note under the apply lock: when its
 //! commit is the tip of a branch, the note's CSL is applied to that branch
 //! in the bare repository (`transaction::apply` without a working tree,
-//! through `cli::apply::apply_and_render` for its report); otherwise it
+//! through [`Host::apply`], which renders its report); otherwise it
 //! is `stale`. Either way the report becomes a result note on the commit in
 //! the results ref. A note whose result already answers the same note
 //! text is not applied again (a push may bring back notes answered before).
 //! The push's replies are read and parsed before the lock: under it, only
 //! the apply and the writing of results.
+//!
+//! The settings are read by the caller ([`Host::settings`]); this module
+//! decides with them.
 
 use std::time::Duration;
 
@@ -33,23 +36,46 @@ use crate::hook::requests::{self, MAX_ID, claim_file, request_id, request_ref, r
 use crate::hook::result::{ResultNote, branch_of, branch_trailer, request_of};
 use crate::hook::updates::{self, RefUpdate};
 
-use crate::cli::apply::{self, ApplyArgs, Format, OutputMode, apply_and_render, parse_input};
-use crate::cli::config::{Layers, parse_duration};
-use crate::cli::parse::write_text;
-use crate::cli::{CliError, Outcome, ReplyInput, settings};
+use crate::reply::{self, ReplyInput};
 use crate::syntax::{self as syntax_, Parsed};
 
 use super::authorize::{self, Authorize};
 use super::request::{Came, Request, answer_request, claims_dir, orphans, recover};
-use crate::transaction::{Target, Timings};
+use super::{Error, Host, Outcome};
+use crate::transaction::Target;
 
 /// Why RUN did not run (a server without `clada.serverRun`).
 pub(super) const RUN_REFUSED: &str =
     "RUN is disabled on this server (git config clada.serverRun is not true); nothing was run";
 
 /// The server's settings, from its git config only: the pushed tree must
-/// not decide what the server runs or where it writes.
-pub(super) struct Server {
+/// not decide what the server runs or where it writes. Read by the caller
+/// ([`Host::settings`]).
+pub struct Settings {
+    /// `clada.inboxRef`: the shared inbox notes ref.
+    pub inbox: String,
+    /// `clada.resultsRef`: the shared results notes ref.
+    pub results: String,
+    /// `clada.serverRun`: whether RUN runs.
+    pub run: bool,
+    /// `clada.inboxMaxNotes`: the most notes one push may bring.
+    pub max_notes: usize,
+    /// `clada.lockTimeout`.
+    pub lock_timeout: Duration,
+    /// `clada.syntax`: how notes are read.
+    pub syntax: syntax_::Choice,
+    /// `clada.serverBranches`: the branches requests may write
+    /// ([`server_branches`]).
+    pub branches: Allowed,
+    /// `clada.serverReplay` (default true).
+    pub replay: bool,
+    /// `clada.authorize` ([`Authorize::read`]).
+    pub authorize: Option<Authorize>,
+}
+
+/// The server a hook runs for: its settings, its caller, and whether it
+/// holds the repository's lock.
+pub(super) struct Server<'h> {
     inbox: String,
     pub(super) results: String,
     pub(super) run: bool,
@@ -67,6 +93,8 @@ pub(super) struct Server {
     authorize: Option<Authorize>,
     /// Whether this hook holds `clada.lock` now (`Server::shared`).
     held: std::cell::Cell<bool>,
+    /// The caller: settings layers, the apply's report, diagnostics.
+    pub(super) host: &'h dyn Host,
 }
 
 /// `clada.lock`, held by [`Server::shared`] while shared references are
@@ -84,53 +112,21 @@ impl Drop for Shared<'_> {
     }
 }
 
-impl Server {
-    pub(super) fn read(repo: &Repository) -> Result<Server, CliError> {
-        let layers = Layers::new(Some(repo));
-        let text = |s: &str| Some(s.to_string());
-        let inbox = layers
-            .get(None, "inboxRef", text, "")?
-            .unwrap_or_else(|| "refs/notes/clada-inbox".to_string());
-        let results = layers
-            .get(None, "resultsRef", text, "")?
-            .unwrap_or_else(|| "refs/notes/clada-results".to_string());
-        for (key, name) in [("inboxRef", &inbox), ("resultsRef", &results)] {
-            if !name.starts_with("refs/notes/") || name.len() == "refs/notes/".len() {
-                return Err(CliError::new(format!(
-                    "git config clada.{key} = {name:?} is not a notes ref"
-                ))
-                .hint("notes refs live under refs/notes/ (git refuses notes elsewhere)"));
-            }
-        }
-        if inbox == results {
-            return Err(CliError::new(format!(
-                "clada.inboxRef and clada.resultsRef are both {inbox}"
-            ))
-            .hint("keep them apart: results written into the inbox would make every client's next push non-fast-forward"));
-        }
-        let max_notes = layers
-            .get(
-                None,
-                "inboxMaxNotes",
-                |s| s.parse::<usize>().ok().filter(|n| *n > 0),
-                "a positive number",
-            )?
-            .unwrap_or(100);
-        let lock_timeout = layers
-            .get(None, "lockTimeout", parse_duration, "a duration")?
-            .unwrap_or(Duration::from_secs(60));
-        let branches = server_branches(repo)?;
+impl<'h> Server<'h> {
+    pub(super) fn read(repo: &Repository, host: &'h dyn Host) -> Result<Server<'h>, Error> {
+        let settings = host.settings(repo)?;
         Ok(Server {
-            branches,
-            inbox,
-            results,
-            run: layers.get_bool(None, "serverRun")?.unwrap_or(false),
-            replay: layers.get_bool(None, "serverReplay")?.unwrap_or(true),
-            authorize: Authorize::read(repo)?,
+            inbox: settings.inbox,
+            results: settings.results,
+            run: settings.run,
+            max_notes: settings.max_notes,
+            lock_timeout: settings.lock_timeout,
+            syntax: settings.syntax,
+            branches: settings.branches,
+            replay: settings.replay,
+            authorize: settings.authorize,
             held: std::cell::Cell::new(false),
-            max_notes,
-            lock_timeout,
-            syntax: apply::syntax_choice(None, Some(repo))?,
+            host,
         })
     }
 
@@ -160,7 +156,7 @@ impl Server {
     /// are applied at the same time, each under its branch's queue
     /// (`git/queue.rs`), and meet only here, for milliseconds. Nothing to
     /// take when this hook holds it already.
-    pub(super) fn shared(&self, repo: &Repository) -> Result<Shared<'_>, CliError> {
+    pub(super) fn shared(&self, repo: &Repository) -> Result<Shared<'_>, Error> {
         if self.held.get() {
             return Ok(Shared {
                 lock: None,
@@ -168,7 +164,7 @@ impl Server {
             });
         }
         let lock = crate::git::lock::acquire(repo.git_dir(), self.lock_timeout)
-            .map_err(|e| CliError::new(e.to_string()))?;
+            .map_err(|e| Error::new(e.to_string()))?;
         self.held.set(true);
         Ok(Shared {
             lock: Some(lock),
@@ -189,9 +185,9 @@ impl Server {
 /// `clada.serverBranches`, every value of it (`git config --add`), each
 /// patterns separated by spaces or commas. Set but naming no branch
 /// refuses every request rather than allow them all (fails closed).
-fn server_branches(repo: &Repository) -> Result<Allowed, CliError> {
+pub fn server_branches(repo: &Repository) -> Result<Allowed, Error> {
     let fail = |why: String| {
-        CliError::new(format!("git config clada.serverBranches: {why}"))
+        Error::new(format!("git config clada.serverBranches: {why}"))
             .hint("patterns of branch names, like agents/* (doc/hooks.md)")
     };
     let Some(values) = repo.config_strings("clada.serverBranches") else {
@@ -209,13 +205,13 @@ fn server_branches(repo: &Repository) -> Result<Allowed, CliError> {
     Allowed::parse(patterns).map_err(fail)
 }
 
-pub(super) fn git(e: GitError) -> CliError {
-    CliError::new(e.to_string())
+pub(super) fn git(e: GitError) -> Error {
+    Error::new(e.to_string())
 }
 
-fn parse_updates(stdin: &str) -> Result<Vec<RefUpdate>, CliError> {
+fn parse_updates(stdin: &str) -> Result<Vec<RefUpdate>, Error> {
     updates::parse(stdin).map_err(|e| {
-        CliError::new(format!("unexpected hook input: {e}"))
+        Error::new(format!("unexpected hook input: {e}"))
             .hint("git runs this hook with one `<old> <new> <ref>` line per updated ref on stdin")
     })
 }
@@ -234,16 +230,16 @@ fn request_input(origin: String, content: Result<Vec<u8>, u64>) -> ReplyInput {
 
 /// Every diagnostic of a request and its summary line, as `git clada
 /// parse` prints them.
-fn diagnostics(reply: &Parsed<'_>, origin: &str) -> Result<String, CliError> {
+fn diagnostics(host: &dyn Host, reply: &Parsed<'_>, origin: &str) -> Result<String, Error> {
     let mut text = Vec::new();
-    write_text(&mut text, reply, origin)
-        .map_err(|e| CliError::new(format!("cannot render diagnostics: {e}")))?;
+    host.diagnostics(&mut text, reply, origin)
+        .map_err(|e| Error::new(format!("cannot render diagnostics: {e}")))?;
     Ok(String::from_utf8_lossy(&text).into_owned())
 }
 
 /// Why this push's request references cannot be taken, if they cannot:
 /// a request is written once, under an id not used before.
-fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<String>, CliError> {
+fn refused_requests(repo: &Repository, updates: &[RefUpdate]) -> Result<Option<String>, Error> {
     for u in updates {
         let Some(id) = request_id(&u.name) else {
             continue;
@@ -301,9 +297,16 @@ fn hooks_own(name: &str) -> bool {
         || (name.starts_with("refs/clada/") && !name.starts_with(requests::REQUESTS))
 }
 
-pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<Outcome, CliError> {
+/// pre-receive for the push whose `<old> <new> <ref>` lines are `stdin`:
+/// `Failed` refuses the push; what to tell the pusher is added to `out`.
+pub fn pre_receive(
+    repo: &Repository,
+    host: &dyn Host,
+    stdin: &str,
+    out: &mut String,
+) -> Result<Outcome, Error> {
     let updates = parse_updates(stdin)?;
-    let server = Server::read(repo)?;
+    let server = Server::read(repo, host)?;
     // A reference named as a prefix itself (refs/clada/inbox) would stop
     // every request or result under it from being written.
     let prefix = |p: &str| p.strip_suffix('/').unwrap_or(p).to_string();
@@ -347,7 +350,7 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
     if inbox.is_empty() && created.is_empty() {
         return Ok(Outcome::Success);
     }
-    let delims = settings::delimiters_in(Some(repo), None, None)?;
+    let delims = host.delimiters(repo)?;
     let mut quarantine = Quarantine::open(repo.git_dir()).map_err(git)?;
     let mut notes = Vec::new();
     // What each request of this push is: its name, the branch it names,
@@ -442,8 +445,8 @@ pub fn pre_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<O
             .blob_within(note.blob, crate::csl::input::MAX_INPUT)
             .map_err(git)?;
         let input = request_input(origin, content);
-        let reply = parse_input(&input, server.syntax, &delims);
-        out.push_str(&diagnostics(&reply, &input.origin)?);
+        let reply = reply::parse(&input, server.syntax, &delims);
+        out.push_str(&diagnostics(host, &reply, &input.origin)?);
         if reply.has_fatal() {
             broken += 1;
         } else if reply.has_run() && !server.run {
@@ -514,7 +517,7 @@ fn candidates(
     server: &Server,
     updates: &[RefUpdate],
     notes: &[Note],
-) -> Result<Vec<String>, CliError> {
+) -> Result<Vec<String>, Error> {
     let mut found: Vec<String> = Vec::new();
     for note in notes {
         let pushed = updates
@@ -553,7 +556,7 @@ impl<'a> Replies<'a> {
 }
 
 /// A note's text as a reply, within the size limit.
-pub(super) fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, CliError> {
+pub(super) fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, Error> {
     let content = repo
         .blob_within(note.blob, crate::csl::input::MAX_INPUT)
         .map_err(git)?;
@@ -563,9 +566,18 @@ pub(super) fn read_reply(repo: &Repository, note: &Note) -> Result<ReplyInput, C
     ))
 }
 
-pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<Outcome, CliError> {
+/// post-receive for the push whose `<old> <new> <ref>` lines are
+/// `stdin`: answers its requests (and those stopped hooks left); `Failed`
+/// when one was not answered `success`. What to tell the pusher is added
+/// to `out`.
+pub fn post_receive(
+    repo: &Repository,
+    host: &dyn Host,
+    stdin: &str,
+    out: &mut String,
+) -> Result<Outcome, Error> {
     let updates = parse_updates(stdin)?;
-    let server = Server::read(repo)?;
+    let server = Server::read(repo, host)?;
     let mut notes = Vec::new();
     for (old, new) in server.inbox_updates(&updates) {
         notes.extend(repo.changed_notes(old, new).map_err(git)?);
@@ -615,7 +627,7 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
         .filter_map(|u| Some((u.name.clone(), u.new?)))
         .collect();
     // Read and parsed now: under the lock, only the apply.
-    let delims = settings::delimiters_in(Some(repo), None, None)?;
+    let delims = host.delimiters(repo)?;
     let all: Vec<Note> = notes
         .iter()
         .chain(ours.iter().flat_map(|r| &r.notes))
@@ -637,7 +649,7 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
     let replies = Replies(
         inputs
             .iter()
-            .map(|(n, input)| (*n, input, parse_input(input, server.syntax, &delims)))
+            .map(|(n, input)| (*n, input, reply::parse(input, server.syntax, &delims)))
             .collect(),
     );
     let unanswered = |e: String| {
@@ -649,10 +661,10 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
         if list.is_empty() {
             list.push("no request of this push".to_string());
         }
-        CliError::new(format!("{e}; {} were not answered", list.join(", ")))
+        Error::new(format!("{e}; {} were not answered", list.join(", ")))
         .hint("requests pushed under refs/clada/inbox/ are answered by the next push to this repository (or git clada hook recover on the server); a note in the shared inbox must be replaced by a changed one and pushed again. Raise git config clada.lockTimeout if this is frequent")
     };
-    let author = author_of(repo)?;
+    let author = host.author(repo)?;
     // The requests left by stopped hooks first (they are older), each in
     // its branch's queue.
     let recovered = recover(repo, &server, &author, orphans, out);
@@ -720,10 +732,6 @@ pub fn post_receive(repo: &Repository, stdin: &str, out: &mut String) -> Result<
     Ok(outcome)
 }
 
-fn author_of(repo: &Repository) -> Result<Identity, CliError> {
-    apply::author(None, &Layers::new(Some(repo)))
-}
-
 /// The branches (full names) the queues of which this push's requests
 /// wait in: the one a request names, else those whose tip is a note's
 /// commit.
@@ -732,7 +740,7 @@ pub(super) fn queue_keys(
     server: &Server,
     notes: &[Note],
     ours: &[Request],
-) -> Result<Vec<String>, CliError> {
+) -> Result<Vec<String>, Error> {
     let mut keys = Vec::new();
     let unnamed = ours
         .iter()
@@ -760,7 +768,7 @@ pub(super) fn answer_and_note(
     pushed: &[(String, ObjectId)],
     request: Option<&Request>,
     replies: &Replies<'_>,
-) -> Result<(String, String), CliError> {
+) -> Result<(String, String), Error> {
     let result =
         answer(repo, server, note, pushed, request, replies).unwrap_or_else(|e| ResultNote {
             status: "error".into(),
@@ -783,7 +791,7 @@ pub(super) fn write_result(
     author: &Identity,
     note: &Note,
     result: &ResultNote,
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let text = result.render();
     let _shared = server.shared(repo)?;
     repo.set_note_with(
@@ -807,7 +815,7 @@ fn respond(
     pushed: &[(String, ObjectId)],
     replies: &Replies<'_>,
     out: &mut String,
-) -> Result<Option<String>, CliError> {
+) -> Result<Option<String>, Error> {
     let short = repo.short(note.target);
     if let Some(old) = repo.note(&server.results, note.target).map_err(git)?
         && request_of(&old) == Some(note.blob)
@@ -834,8 +842,8 @@ fn pusher_of(repo: &Repository, request: Option<&Request>) -> Option<String> {
     }
 }
 
-/// An error as the CLI prints it, for a result note.
-pub(super) fn render_error(e: &CliError) -> String {
+/// An error as the command line prints it, for a result note.
+pub(super) fn render_error(e: &Error) -> String {
     match &e.hint {
         Some(hint) => format!("error: {}\nhint: {hint}\n", e.message),
         None => format!("error: {}\n", e.message),
@@ -856,7 +864,7 @@ fn choose(
     target: ObjectId,
     pushed: &[(String, ObjectId)],
     allowed: &Allowed,
-) -> Result<Choice, CliError> {
+) -> Result<Choice, Error> {
     let (tips, refused): (Vec<String>, Vec<String>) = repo
         .branches_at(target)
         .map_err(git)?
@@ -882,7 +890,7 @@ fn choose(
 }
 
 /// Whether `branch` is checked out in this (non-bare) repository.
-fn checked_out_here(repo: &Repository, branch: &str) -> Result<bool, CliError> {
+fn checked_out_here(repo: &Repository, branch: &str) -> Result<bool, Error> {
     if repo.workdir().is_none() {
         return Ok(false);
     }
@@ -902,7 +910,7 @@ pub(super) fn answer(
     pushed: &[(String, ObjectId)],
     request: Option<&Request>,
     replies: &Replies<'_>,
-) -> Result<ResultNote, CliError> {
+) -> Result<ResultNote, Error> {
     let wanted = request.and_then(|r| r.branch.as_deref());
     let request_name = request.map(|r| request_ref(&r.id));
     let short = repo.short(note.target);
@@ -1005,8 +1013,8 @@ pub(super) fn answer(
         Some(found) => found,
         None => {
             own_input = read_reply(repo, note)?;
-            let delims = settings::delimiters_in(Some(repo), None, None)?;
-            own_reply = parse_input(&own_input, server.syntax, &delims);
+            let delims = server.host.delimiters(repo)?;
+            own_reply = reply::parse(&own_input, server.syntax, &delims);
             (&own_input, &own_reply)
         }
     };
@@ -1016,17 +1024,10 @@ pub(super) fn answer(
         result.status = "fatal".into();
         result.body = format!(
             "{}FATAL: nothing was applied: the reply has fatal syntax errors\n",
-            diagnostics(reply, &input.origin)?
+            diagnostics(server.host, reply, &input.origin)?
         );
         return Ok(result);
     }
-    let args = ApplyArgs {
-        // Results are read by people and agents alike: the text report,
-        // with every task line, then trailers.
-        format: Some(Format::Text),
-        output_mode: Some(OutputMode::Buffer),
-        ..ApplyArgs::default()
-    };
     let shared = || -> Result<Box<dyn crate::transaction::Held + '_>, crate::transaction::Error> {
         server
             .shared(repo)
@@ -1051,32 +1052,23 @@ pub(super) fn answer(
         result.body = format!("{}\n", applied.message);
         return Ok(result);
     }
-    match apply_and_render(
-        repo,
-        &args,
-        input,
-        reply,
-        &target,
-        false,
-        &mut Timings::default(),
-        &mut apply::Caller::default(),
-    ) {
-        Ok(rendered) => {
-            let ending = rendered.applied.ending;
+    match server.host.apply(repo, input, reply, &target) {
+        Ok((applied, report)) => {
+            let ending = applied.ending;
             result.status = match ending {
                 // Moved under it and not applied on the new tip: the
                 // server's word for a request whose base is gone.
                 crate::transaction::Ending::BranchMoved => "stale".to_string(),
                 _ => ending.name().to_string(),
             };
-            result.post = rendered.applied.post.filter(|_| {
+            result.post = applied.post.filter(|_| {
                 use crate::transaction::Ending;
                 matches!(
                     ending,
                     Ending::Success | Ending::Failed | Ending::Partial | Ending::Rejected
                 )
             });
-            result.body = String::from_utf8_lossy(&rendered.report).into_owned();
+            result.body = String::from_utf8_lossy(&report).into_owned();
         }
         Err(e) => {
             result.status = "error".into();

@@ -1,5 +1,5 @@
-//! The server's request log and `git clada hook stats` (issue 28, for the
-//! operator).
+//! The server's request log, and what it sums up to for `git clada hook
+//! stats` (issue 28, for the operator; the command prints [`Summary`]).
 //!
 //! Every request a hook answers adds one JSON line to
 //! `<git dir>/clada/requests.log`: when, who pushed it (as pre-receive
@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{CliError, Outcome, write_stdout};
 use crate::git::Repository;
+
+use super::Error;
 
 /// When this hook process started (`mark_start`).
 static STARTED: OnceLock<Instant> = OnceLock::new();
@@ -138,7 +139,7 @@ fn read_lines(path: &Path) -> (Vec<Line>, usize) {
 }
 
 /// The `p`th percentile (nearest rank) of sorted `xs`.
-fn percentile(xs: &[u64], p: f64) -> u64 {
+pub fn percentile(xs: &[u64], p: f64) -> u64 {
     if xs.is_empty() {
         return 0;
     }
@@ -146,12 +147,32 @@ fn percentile(xs: &[u64], p: f64) -> u64 {
     xs[rank.clamp(1, xs.len()) - 1]
 }
 
-/// `git clada hook stats`: what the log says, and the queue now.
-pub fn run_stats(repo: &Repository) -> Result<Outcome, CliError> {
+/// What the log says, and the queue now.
+pub struct Summary {
+    /// Requests logged.
+    pub requests: usize,
+    /// The first and the last line's time (seconds since the epoch).
+    pub span: Option<(u64, u64)>,
+    /// Requests by status, in the order of their names.
+    pub by_status: Vec<(String, usize)>,
+    /// Milliseconds each apply took, sorted.
+    pub apply_ms: Vec<u64>,
+    /// Milliseconds from each hook's start to its apply, sorted.
+    pub wait_ms: Vec<u64>,
+    /// Requests answered by a hook other than their push's.
+    pub recovered: usize,
+    /// Requests waiting under `refs/clada/inbox/` now.
+    pub waiting: usize,
+    /// Log lines that do not read.
+    pub unreadable: usize,
+}
+
+/// Sums up the request log of `repo`.
+pub fn summary(repo: &Repository) -> Result<Summary, Error> {
     let (lines, bad) = read_lines(&log_path(repo));
     let waiting = repo
         .refs_under(crate::hook::requests::REQUESTS)
-        .map_err(|e| CliError::new(e.to_string()))?
+        .map_err(|e| Error::new(e.to_string()))?
         .len();
     let mut by_status: std::collections::BTreeMap<&str, usize> = Default::default();
     for l in &lines {
@@ -162,47 +183,19 @@ pub fn run_stats(repo: &Repository) -> Result<Outcome, CliError> {
         v.sort_unstable();
         v
     };
-    let apply = sorted(|l| l.apply_ms);
-    let wait = sorted(|l| l.wait_ms);
-    let recovered = lines.iter().filter(|l| l.recovered).count();
-    let span = match (lines.first(), lines.last()) {
-        (Some(a), Some(b)) => format!(" from {} to {} (seconds since the epoch)", a.time, b.time),
-        _ => String::new(),
-    };
-    write_stdout(|w| {
-        writeln!(w, "requests: {}{span}", lines.len())?;
-        let statuses: Vec<String> = by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
-        writeln!(
-            w,
-            "outcomes: {}",
-            if statuses.is_empty() {
-                "none".into()
-            } else {
-                statuses.join(", ")
-            }
-        )?;
-        writeln!(
-            w,
-            "apply ms: p50 {}, p95 {}, max {}",
-            percentile(&apply, 50.0),
-            percentile(&apply, 95.0),
-            apply.last().copied().unwrap_or(0)
-        )?;
-        writeln!(
-            w,
-            "wait ms (queue, lock, reading the push): p50 {}, p95 {}, max {}",
-            percentile(&wait, 50.0),
-            percentile(&wait, 95.0),
-            wait.last().copied().unwrap_or(0)
-        )?;
-        writeln!(w, "recovered (answered by another hook): {recovered}")?;
-        writeln!(w, "waiting now (queue depth): {waiting}")?;
-        if bad > 0 {
-            writeln!(w, "unreadable log lines: {bad}")?;
-        }
-        Ok(())
-    })?;
-    Ok(Outcome::Success)
+    Ok(Summary {
+        requests: lines.len(),
+        span: match (lines.first(), lines.last()) {
+            (Some(a), Some(b)) => Some((a.time, b.time)),
+            _ => None,
+        },
+        by_status: by_status.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        apply_ms: sorted(|l| l.apply_ms),
+        wait_ms: sorted(|l| l.wait_ms),
+        recovered: lines.iter().filter(|l| l.recovered).count(),
+        waiting,
+        unreadable: bad,
+    })
 }
 
 #[cfg(test)]

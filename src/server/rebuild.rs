@@ -10,17 +10,24 @@
 //! several processes fewer. Anything else (a reply whose commands the
 //! server ran, settings of this clone that apply it differently, an
 //! output git cut) leaves it to the fetch.
+//!
+//! The client's side of the protocol, here beside the server's so that
+//! what the hook prints and what the client rebuilds from it stay one
+//! library; `cli/push_reply/` pushes, fetches and prints.
 
-use crate::cli::apply::{parse_input, replayed_tree, syntax_choice};
-use crate::cli::{ReplyInput, settings};
 use crate::git::{ObjectId, Repository};
 use crate::hook::result::post_from_push_output;
+use crate::reply::{self, ReplyInput};
+
+use super::Host;
 
 /// Writes post commit `post` of request `id` from the push's standard
 /// error `shown`, when the reply (`input`, sent for `tip`) rebuilds its
-/// tree here; whether it did. Nothing is written when it did not.
-pub(super) fn take_post(
+/// tree here (settings, as `git clada apply` reads them here, from
+/// `host`); whether it did. Nothing is written when it did not.
+pub fn take_post(
     repo: &Repository,
+    host: &dyn Host,
     shown: &str,
     id: &str,
     post: ObjectId,
@@ -40,9 +47,9 @@ pub(super) fn take_post(
         if parents != [tip] {
             return Some(false);
         }
-        let choice = syntax_choice(None, Some(repo)).ok()?;
-        let delims = settings::delimiters_in(Some(repo), None, None).ok()?;
-        let parsed = parse_input(input, choice, &delims);
+        let choice = host.syntax(repo).ok()?;
+        let delims = host.delimiters(repo).ok()?;
+        let parsed = reply::parse(input, choice, &delims);
         if parsed.has_fatal() {
             return Some(false);
         }
@@ -50,7 +57,9 @@ pub(super) fn take_post(
         // server refuses it (the default): one that ran it made another tree,
         // and its commit is fetched.
         let mut scratch = repo.in_memory();
-        let replayed = replayed_tree(&scratch, &parsed, tip, Some("refused")).ok()??;
+        let replayed = host
+            .replayed_tree(&scratch, &parsed, tip, Some("refused"))
+            .ok()??;
         if replayed != tree {
             return Some(false);
         }
