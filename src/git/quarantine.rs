@@ -1,59 +1,52 @@
-//! Reading pushed objects in a `pre-receive` hook, through the git program.
+//! Reading pushed objects in a `pre-receive` hook.
 //!
 //! While a push is being received, git keeps its objects in a quarantine
-//! directory that it names in `GIT_OBJECT_DIRECTORY` and
-//! `GIT_QUARANTINE_PATH`. gix ignores those variables, so it cannot see the
-//! objects; `git cat-file --batch` can. This module owns that one process
-//! (listed in doc/architecture.md) and nothing else: it only reads, as git
-//! requires in pre-receive.
-
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+//! directory that it names in `GIT_QUARANTINE_PATH` (and
+//! `GIT_OBJECT_DIRECTORY`, with the repository's own objects as an
+//! alternate). A gix repository ignores those variables, so it cannot see
+//! the objects; this module opens the two object directories as gix
+//! object stores of their own, the quarantine first, as git does. Read
+//! only, as git requires in pre-receive; replace references are not
+//! applied (what is checked is what was pushed). It used to ask `git
+//! cat-file --batch`, one more process in every push of a request.
 
 use gix::ObjectId;
-use gix::objs::Kind;
+use gix::objs::{Find as _, FindHeader as _, Kind};
 
 use super::GitError;
 use super::inbox::{Note, Object, ObjectSource, changed_notes, read_blob};
 
-/// A running `git cat-file --batch` on the repository being pushed to.
+/// The objects a push brought, and the repository's.
 pub struct Quarantine {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// The quarantine's store; `None` when git named none (a hook run by
+    /// hand, or a git too old to quarantine: the objects are then the
+    /// repository's own).
+    pushed: Option<gix::odb::Handle>,
+    own: gix::odb::Handle,
 }
 
 impl Quarantine {
-    /// Starts the reader for the repository at `git_dir`. The environment
-    /// git gave the hook is kept, since it names the quarantine; variables
-    /// that would point git at another index or work tree are dropped, and
-    /// replace refs are ignored so that what is checked is what was pushed.
-    pub fn open(git_dir: &Path) -> Result<Quarantine, GitError> {
-        let fail = |e: std::io::Error| GitError::op("start git cat-file --batch", e);
-        let mut child = Command::new("git")
-            .arg("--git-dir")
-            .arg(git_dir)
-            .args(["cat-file", "--batch"])
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .env("GIT_NO_REPLACE_OBJECTS", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
+    /// Opens the objects of `repo` and of the quarantine git's
+    /// environment names.
+    pub fn open(repo: &super::Repository) -> Result<Quarantine, GitError> {
+        let named = std::env::var_os("GIT_QUARANTINE_PATH").filter(|p| !p.is_empty());
+        Quarantine::at(repo, named.as_deref().map(std::path::Path::new))
+    }
+
+    /// Opens the objects of `repo` and of the quarantine at `pushed`.
+    fn at(
+        repo: &super::Repository,
+        pushed: Option<&std::path::Path>,
+    ) -> Result<Quarantine, GitError> {
+        let fail = |e: std::io::Error| GitError::op("open the pushed objects", e);
+        let hash = repo.repo.object_hash();
+        let git_dir = repo.repo.common_dir();
+        let pushed = pushed
+            .map(|dir| gix::odb::at(dir, hash))
+            .transpose()
             .map_err(fail)?;
-        let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .map(BufReader::new)
-            .ok_or_else(|| GitError::op("start git cat-file --batch", "no output pipe"))?;
-        Ok(Quarantine {
-            child,
-            stdin,
-            stdout,
-        })
+        let own = gix::odb::at(git_dir.join("objects"), hash).map_err(fail)?;
+        Ok(Quarantine { pushed, own })
     }
 
     /// The notes that notes commit `new` adds or changes compared with `old`.
@@ -96,48 +89,111 @@ impl Quarantine {
 
 impl ObjectSource for Quarantine {
     fn object(&mut self, id: ObjectId, max: usize) -> Result<Object, GitError> {
-        let fail = |e: &dyn std::fmt::Display| {
-            GitError::op(format!("read object {id} with git cat-file"), e)
-        };
-        let stdin = self.stdin.as_mut().ok_or_else(|| fail(&"closed"))?;
-        writeln!(stdin, "{id}")
-            .and_then(|()| stdin.flush())
-            .map_err(|e| fail(&e))?;
-        // `<id> <type> <size>` or `<id> missing`.
-        let mut header = String::new();
-        (&mut self.stdout)
-            .take(1024)
-            .read_line(&mut header)
-            .map_err(|e| fail(&e))?;
-        let mut parts = header.split_whitespace();
-        let (_, kind, size) = (parts.next(), parts.next(), parts.next());
-        let (Some(kind), Some(size)) = (kind, size.and_then(|s| s.parse::<u64>().ok())) else {
-            return Err(fail(&format!("unexpected answer {:?}", header.trim())));
-        };
-        let kind = Kind::from_bytes(kind.as_bytes()).map_err(|e| fail(&e))?;
-        let data = if size <= max as u64 {
-            let mut data = vec![0; size as usize];
-            self.stdout.read_exact(&mut data).map_err(|e| fail(&e))?;
-            Some(data)
-        } else {
-            // Too big to keep: read past it.
-            let copied = std::io::copy(&mut (&mut self.stdout).take(size), &mut std::io::sink())
-                .map_err(|e| fail(&e))?;
-            if copied != size {
-                return Err(fail(&"the object ended early"));
+        let fail = |e: &dyn std::fmt::Display| GitError::op(format!("read object {id}"), e);
+        for store in self.pushed.iter().chain([&self.own]) {
+            let Some(header) = store.try_header(&id).map_err(|e| fail(&e))? else {
+                continue;
+            };
+            let (kind, size) = (header.kind, header.size);
+            if size > max as u64 {
+                return Ok(Object {
+                    kind,
+                    size,
+                    data: None,
+                });
             }
-            None
-        };
-        let mut newline = [0u8; 1];
-        self.stdout.read_exact(&mut newline).map_err(|e| fail(&e))?;
-        Ok(Object { kind, size, data })
+            let mut buf = Vec::new();
+            let data = store
+                .try_find(&id, &mut buf)
+                .map_err(|e| fail(&e))?
+                .ok_or_else(|| fail(&"it went away while it was read"))?;
+            if data.kind != kind {
+                return Err(fail(&"its type changed while it was read"));
+            }
+            let data = data.data.to_vec();
+            return Ok(Object {
+                kind,
+                size: data.len() as u64,
+                data: Some(data),
+            });
+        }
+        Err(fail(&"it is neither in the push nor in the repository"))
     }
 }
 
-impl Drop for Quarantine {
-    fn drop(&mut self) {
-        // Closing its input ends cat-file.
-        drop(self.stdin.take());
-        let _ = self.child.wait();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::test_git::command;
+
+    #[test]
+    fn objects_are_read_from_the_quarantine_first_then_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let bare = dir.path().join("server.git");
+        let init = command(dir.path(), &["init", "-q", "--bare", "server.git"])
+            .status()
+            .unwrap();
+        assert!(init.success());
+        let write = |objects: &std::path::Path, content: &str| {
+            let file = dir.path().join("content");
+            std::fs::write(&file, content).unwrap();
+            let out = command(
+                dir.path(),
+                &["--git-dir", "server.git", "hash-object", "-w"],
+            )
+            .arg(&file)
+            .env("GIT_OBJECT_DIRECTORY", objects)
+            .output()
+            .unwrap();
+            assert!(out.status.success());
+            ObjectId::from_hex(String::from_utf8(out.stdout).unwrap().trim().as_bytes()).unwrap()
+        };
+        let own = write(&bare.join("objects"), "the repository's\n");
+        let incoming = bare.join("objects/incoming-test");
+        std::fs::create_dir_all(&incoming).unwrap();
+        let pushed = write(&incoming, "pushed\n");
+        // A push of many objects arrives as a pack.
+        let loose = dir.path().join("loose");
+        std::fs::create_dir_all(&loose).unwrap();
+        let packed = write(&loose, "packed\n");
+        std::fs::create_dir_all(incoming.join("pack")).unwrap();
+        let mut pack = command(
+            dir.path(),
+            &["--git-dir", "server.git", "pack-objects", "-q"],
+        )
+        .arg(incoming.join("pack/pack"))
+        .env("GIT_OBJECT_DIRECTORY", &loose)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        std::io::Write::write_all(
+            pack.stdin.as_mut().unwrap(),
+            format!("{packed}\n").as_bytes(),
+        )
+        .unwrap();
+        drop(pack.stdin.take());
+        assert!(pack.wait().unwrap().success());
+        let repo = crate::git::Repository::open(&bare).unwrap();
+        let mut q = Quarantine::at(&repo, Some(&incoming)).unwrap();
+        assert_eq!(
+            q.blob_within(pushed, 100).unwrap(),
+            Ok(b"pushed\n".to_vec())
+        );
+        assert_eq!(
+            q.blob_within(own, 100).unwrap(),
+            Ok(b"the repository's\n".to_vec())
+        );
+        assert_eq!(
+            q.blob_within(packed, 100).unwrap(),
+            Ok(b"packed\n".to_vec())
+        );
+        // Too big to read: its size.
+        assert_eq!(q.blob_within(pushed, 3).unwrap(), Err(7));
+        // The repository alone does not see what was pushed.
+        assert!((&repo).object(pushed, 100).is_err());
+        let mut without = Quarantine::at(&repo, None).unwrap();
+        assert!(without.blob_within(pushed, 100).is_err());
+        assert!(without.blob_within(own, 100).is_ok());
     }
 }

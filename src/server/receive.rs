@@ -351,7 +351,7 @@ pub fn pre_receive(
         return Ok(Outcome::Success);
     }
     let delims = host.delimiters(repo)?;
-    let mut quarantine = Quarantine::open(repo.git_dir()).map_err(git)?;
+    let mut quarantine = Quarantine::open(repo).map_err(git)?;
     let mut notes = Vec::new();
     // What each request of this push is: its name, the branch it names,
     // its notes (for `clada.authorize`).
