@@ -34,11 +34,79 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct Lock {
     path: PathBuf,
+    /// The lock file, held locked (flock) while the lock is: what waiters
+    /// sleep on ([`wait_released`]). Closed after the file is removed.
+    _held: Option<std::fs::File>,
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Locks `file` (flock, exclusive) for as long as it stays open, so that
+/// processes waiting for its holder wake the moment it lets go or dies
+/// ([`wait_released`]); `None` where the file system cannot (waiters then
+/// only poll, as they always may).
+pub(super) fn hold(file: std::fs::File) -> Option<std::fs::File> {
+    // A waiter looking (`try_lock_shared`) holds the file for an instant.
+    for _ in 0..5 {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(std::fs::TryLockError::Error(_)) => return None,
+        }
+    }
+    None
+}
+
+/// How a wait for a holder ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Released {
+    /// The holder let go (or died, or the file is gone) while we waited:
+    /// try again at once.
+    Now,
+    /// Nothing held the file locked: its holder is about to lock it, is
+    /// an older clada, or the file system does not lock; poll.
+    NotHeld,
+    /// Still held after `timeout`.
+    Waited,
+}
+
+/// Waits up to `timeout` for the holder of `path` (a lock file or a
+/// ticket, which its holder keeps locked with flock while it lives) to
+/// let go. The lock files and tickets themselves decide who holds what;
+/// this only wakes a waiter the moment the holder is done instead of at
+/// its next poll (5 to 100 ms later, with eight agents' hooks queued one
+/// after another on one branch, idle time in every hand-over).
+pub(super) fn wait_released(path: &Path, timeout: Duration) -> Released {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Released::Now;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => return Released::NotHeld,
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(_)) => return Released::NotHeld,
+    }
+    // flock cannot time out: a thread waits, and is left waiting when the
+    // time is up (it lets go of the file the moment it gets it).
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let waiting = std::thread::Builder::new()
+        .name("clada-lock-wait".into())
+        .spawn(move || {
+            let _ = file.lock_shared();
+            let _ = sender.send(());
+        });
+    if waiting.is_err() {
+        std::thread::sleep(timeout.min(Duration::from_millis(5)));
+        return Released::Waited;
+    }
+    match receiver.recv_timeout(timeout) {
+        Ok(()) => Released::Now,
+        Err(_) => Released::Waited,
     }
 }
 
@@ -355,7 +423,7 @@ pub fn holder(git_dir: &Path) -> Option<Holder> {
 pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
     let path = git_dir.join(LOCK_NAME);
     let started = Instant::now();
-    let mut pause = Duration::from_millis(5);
+    let mut pause = Duration::from_millis(1);
     let mut removed: Vec<PathBuf> = Vec::new();
     loop {
         match std::fs::OpenOptions::new()
@@ -369,7 +437,10 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                     source,
                 };
                 file.write_all(my_identity().as_bytes()).map_err(io)?;
-                let lock = Lock { path };
+                let lock = Lock {
+                    path,
+                    _held: hold(file),
+                };
                 // Said once the lock is held and the break file gone (a
                 // closed stderr's panic then releases the lock as it
                 // unwinds); through eprintln!, which a test captures.
@@ -394,8 +465,13 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                         waited: started.elapsed(),
                     });
                 }
-                std::thread::sleep(pause.min(timeout.saturating_sub(started.elapsed())));
-                pause = (pause * 2).min(Duration::from_millis(100));
+                let left = timeout.saturating_sub(started.elapsed());
+                // Woken when the holder lets go; polled as before when it
+                // does not hold the file locked.
+                if wait_released(&path, left.min(Duration::from_secs(1))) == Released::NotHeld {
+                    std::thread::sleep(pause.min(left));
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
             }
             Err(source) => return Err(LockError::Io { path, source }),
         }
@@ -420,6 +496,7 @@ pub fn try_acquire(path: &Path) -> Result<Option<Lock>, LockError> {
                 file.write_all(my_identity().as_bytes()).map_err(io)?;
                 return Ok(Some(Lock {
                     path: path.to_path_buf(),
+                    _held: hold(file),
                 }));
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -583,6 +660,33 @@ mod tests {
             parent_of(std::process::id()),
             Some(std::os::unix::process::parent_id())
         );
+    }
+
+    #[test]
+    fn a_waiter_is_woken_when_the_holder_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_NAME);
+        let held = acquire(dir.path(), Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            wait_released(&path, Duration::from_millis(30)),
+            Released::Waited
+        );
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+        });
+        let started = Instant::now();
+        assert_eq!(wait_released(&path, Duration::from_secs(30)), Released::Now);
+        assert!(started.elapsed() < Duration::from_secs(20));
+        letting_go.join().unwrap();
+        // A file nobody holds locked (an older clada's lock) is polled.
+        std::fs::write(&path, my_identity()).unwrap();
+        assert_eq!(
+            wait_released(&path, Duration::from_secs(30)),
+            Released::NotHeld
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(wait_released(&path, Duration::from_secs(30)), Released::Now);
     }
 
     #[test]

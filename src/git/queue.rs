@@ -30,6 +30,10 @@ const QUEUES: &str = "clada/queues";
 #[derive(Debug)]
 pub struct Tickets {
     held: Vec<PathBuf>,
+    /// The tickets' files, held locked (flock) while they are: a hook
+    /// waiting behind one is woken when it goes (`lock::wait_released`).
+    /// Closed after the files are removed.
+    _open: Vec<std::fs::File>,
     /// The branches' locks, once [`Tickets::wait`] has them.
     locks: Vec<super::lock::Lock>,
 }
@@ -60,20 +64,26 @@ impl Tickets {
             .map_or(0, |d| d.as_nanos());
         let name = format!("{arrival:032}-{:010}", std::process::id());
         let mut held = Vec::new();
+        let mut open = Vec::new();
         let mut branches = branches.to_vec();
         branches.sort();
         branches.dedup();
         for branch in branches {
             let dir = queue_dir(git_dir, &branch);
             let path = dir.join(&name);
-            let made =
-                std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, my_identity()));
-            if made.is_ok() {
+            let made = std::fs::create_dir_all(&dir).and_then(|()| {
+                let mut file = std::fs::File::create(&path)?;
+                std::io::Write::write_all(&mut file, my_identity().as_bytes())?;
+                Ok(file)
+            });
+            if let Ok(file) = made {
                 held.push(path);
+                open.extend(super::lock::hold(file));
             }
         }
         Tickets {
             held,
+            _open: open,
             locks: Vec::new(),
         }
     }
@@ -83,7 +93,7 @@ impl Tickets {
     /// when the time is up.
     pub fn wait(&mut self, timeout: Duration) -> Result<(), String> {
         let started = Instant::now();
-        let mut pause = Duration::from_millis(2);
+        let mut pause = Duration::from_millis(1);
         loop {
             let busy = match self.held.iter().find_map(|mine| first_ahead(mine)) {
                 Some(ahead) => ahead,
@@ -100,8 +110,14 @@ impl Tickets {
                     busy.display()
                 ));
             }
-            std::thread::sleep(pause.min(timeout.saturating_sub(started.elapsed())));
-            pause = (pause * 2).min(Duration::from_millis(50));
+            let left = timeout.saturating_sub(started.elapsed());
+            // Woken when the hook ahead is done; polled as before when it
+            // does not hold its file locked.
+            let waited = super::lock::wait_released(&busy, left.min(Duration::from_secs(1)));
+            if waited == super::lock::Released::NotHeld {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
         }
     }
 
@@ -195,6 +211,7 @@ mod tests {
         assert!(first.wait(Duration::from_millis(10)).is_ok());
         let mut second = Tickets {
             held: vec![queue_dir(git, "refs/heads/main").join(format!("{:032}-{:010}", 0, 1))],
+            _open: Vec::new(),
             locks: Vec::new(),
         };
         std::fs::write(&second.held[0], my_identity()).unwrap();
@@ -202,5 +219,30 @@ mod tests {
         assert!(err.contains(".lock"), "{err}");
         drop(first);
         assert!(second.wait(Duration::from_millis(10)).is_ok());
+    }
+
+    #[test]
+    fn a_ticket_behind_another_is_woken_when_that_one_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().to_path_buf();
+        let main = vec!["refs/heads/main".to_string()];
+        let mut first = Tickets::take(&git, &main);
+        assert!(first.wait(Duration::from_millis(10)).is_ok());
+        std::thread::sleep(Duration::from_millis(2));
+        let mut second = Tickets::take(&git, &main);
+        let ahead = first.held[0].clone();
+        assert_eq!(
+            super::super::lock::wait_released(&ahead, Duration::from_millis(20)),
+            super::super::lock::Released::Waited,
+            "the first holds its ticket locked"
+        );
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(first);
+        });
+        let started = Instant::now();
+        assert!(second.wait(Duration::from_secs(30)).is_ok());
+        assert!(started.elapsed() < Duration::from_secs(20));
+        letting_go.join().unwrap();
     }
 }
