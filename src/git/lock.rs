@@ -3,8 +3,11 @@
 //! Owns mutual exclusion between clada processes on one repository. The
 //! lock file is created atomically (`create_new`) and holds the holder's
 //! process id and start time; a lock whose holder is gone (crashed or
-//! killed) is stale and is broken. Waiting retries with a short backoff up
-//! to the timeout.
+//! killed) is stale and is broken. The holder also keeps the file locked
+//! with flock while it holds it, and a waiter sleeps on that lock, woken
+//! the moment the holder lets go or dies ([`wait_released`]); where
+//! nothing holds it so (an older clada, a file system without flock) the
+//! waiter retries with a short backoff, up to the timeout.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

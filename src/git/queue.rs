@@ -11,7 +11,9 @@
 //! `clada.lock` is taken and broken), all of them or none: a ticket only
 //! orders (two hooks may take theirs in the same instant, each before it
 //! sees the other's); the locks exclude. Taken all at once, never one
-//! while waiting for another, they cannot deadlock.
+//! while waiting for another, they cannot deadlock. Tickets and branch
+//! locks are held locked with flock while held, so a hook waiting behind
+//! one sleeps until it goes (`lock::wait_released`) instead of polling.
 //!
 //! Holding a branch says nothing about shared references (the notes,
 //! results, rejected and request references): those are written under
