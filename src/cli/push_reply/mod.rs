@@ -202,8 +202,11 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     let shown = from_push_output(&String::from_utf8_lossy(&push_said), &id)
         .filter(|text| ours(text.as_bytes()));
     let fetch_branch = named && !args.no_fetch;
+    // Whether a fetch wrote objects behind this handle's back.
+    let mut fetched = true;
     let text = match shown {
         Some(text) => {
+            fetched = false;
             if fetch_branch {
                 let stderr = String::from_utf8_lossy(&push_said);
                 let sent = Sent {
@@ -213,7 +216,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
                     input: &input,
                     shown: &stderr,
                 };
-                fetch_after(&args, &sent, &text, &branch, &tracking, &author, deadline)?;
+                fetched = fetch_after(&args, &sent, &text, &branch, &tracking, &author, deadline)?;
             }
             text.into_bytes()
         }
@@ -246,10 +249,14 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     if let Some(post) = post_of(&text).filter(|_| applied && !args.no_update) {
         // Opened again: the fetch wrote objects behind the first handle's
         // back.
-        let updated = Repository::discover(std::path::Path::new("."))
-            .map_err(|e| CliError::new(e.to_string()))?
-            .ok_or_else(|| CliError::new("the repository went away"))
-            .and_then(|repo| update::update_branch(&repo, &author, &branch, tip, post));
+        let updated = if fetched {
+            Repository::discover(std::path::Path::new("."))
+                .map_err(|e| CliError::new(e.to_string()))?
+                .ok_or_else(|| CliError::new("the repository went away"))
+                .and_then(|repo| update::update_branch(&repo, &author, &branch, tip, post))
+        } else {
+            update::update_branch(&repo, &author, &branch, tip, post)
+        };
         match updated {
             Ok(update::Updated::Moved(said)) => {
                 hint = false;
@@ -317,7 +324,8 @@ struct Sent<'a> {
 /// with git's protocol v2 that is one request fewer than asking for the
 /// branch by name — and `tracking` set to it; otherwise, or if that
 /// fails, the branch is fetched by name. A failure is a warning: the
-/// result stands.
+/// result stands. Whether it fetched (wrote objects behind `sent.repo`'s
+/// back).
 fn fetch_after(
     args: &PushReplyArgs,
     sent: &Sent<'_>,
@@ -326,7 +334,7 @@ fn fetch_after(
     tracking: &str,
     author: &crate::git::commit::Identity,
     deadline: Instant,
-) -> Result<(), CliError> {
+) -> Result<bool, CliError> {
     let moved = matches!(
         status_of(text.as_bytes()).as_deref(),
         Some("success" | "failed" | "partial")
@@ -351,7 +359,7 @@ fn fetch_after(
             sent.input,
         ) && track(sent.repo)
         {
-            return Ok(());
+            return Ok(false);
         }
         let mut fetch = fetch_command(&args.remote);
         fetch.arg(post.to_string());
@@ -362,7 +370,7 @@ fn fetch_after(
                 .map_err(|e| CliError::new(e.to_string()))?
                 .ok_or_else(|| CliError::new("the repository went away"))?;
             if track(&repo) {
-                return Ok(());
+                return Ok(true);
             }
         }
     }
@@ -379,7 +387,7 @@ fn fetch_after(
             args.remote, args.branch
         );
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Fetches the result (and the branch) until it is there or the time is
