@@ -29,7 +29,7 @@ use crate::plan::{Action, Draft, Hunk, Locate};
 
 use super::detect::conflict_marker;
 use super::lines::{Line, Lines};
-use super::{Parsed, Syntax};
+use super::{LineCursor, Parsed, Syntax};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Marker {
@@ -203,7 +203,8 @@ struct Block {
 }
 
 struct Reader<'t> {
-    text: &'t str,
+    /// The reply's lines, for diagnostics: asked in order, read once.
+    lines: LineCursor<'t>,
     diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     /// The path the last block named: a block without one keeps it.
@@ -216,7 +217,7 @@ struct Reader<'t> {
 /// Reads an aider reply.
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut r = Reader {
-        text,
+        lines: LineCursor::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         current: Carried::None,
@@ -242,7 +243,7 @@ impl<'t> Reader<'t> {
             (State::Outside, Some(Marker::Search)) => self.open(line),
             (State::Outside, Some(Marker::Replace)) => {
                 let mut d = super::warning(
-                    self.text,
+                    &self.lines,
                     line.no,
                     DiagnosticKind::StrayMarker,
                     "a REPLACE marker outside a block is ignored".to_string(),
@@ -445,7 +446,7 @@ impl<'t> Reader<'t> {
     }
 
     fn fault(&mut self, line: u32, kind: DiagnosticKind, message: String, hint: &str) {
-        let mut d = super::warning(self.text, line, kind, message, Some(hint.to_string()));
+        let mut d = super::warning(&self.lines, line, kind, message, Some(hint.to_string()));
         if let Some(block) = &mut self.block {
             d.task = Some(block.task);
             d.operation = Some(OpKind::Edit);

@@ -20,7 +20,7 @@ use crate::csl::validate::{Count, parse_append, parse_count};
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
 
-use super::{Lines, Parsed, Syntax};
+use super::{LineCursor, Parsed, Syntax};
 use markup::{Problem, Tag, ValueError};
 
 /// The `version` values of `<tasks>` that CML has had.
@@ -164,7 +164,7 @@ fn opener(line: &str) -> Option<Element> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        lines: Lines::new(text),
+        lines: LineCursor::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
         fatal: false,
         in_block: false,
@@ -192,7 +192,7 @@ struct Read<'t> {
 
 struct Reader<'t> {
     text: &'t str,
-    lines: Lines<'t>,
+    lines: LineCursor<'t>,
     diagnostics: crate::csl::Diagnostics,
     /// A CDATA section never closes: nothing after it can be read.
     fatal: bool,

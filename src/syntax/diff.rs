@@ -24,7 +24,7 @@ use crate::csl::{DiagnosticKind, OpKind, TaskId};
 use crate::plan::{Action, Draft, FileMode, Hunk, Locate};
 
 use super::lines::{Line, Lines};
-use super::{Parsed, Syntax};
+use super::{LineCursor, Parsed, Syntax};
 
 /// One file of the diff, as read so far.
 #[derive(Debug, Default)]
@@ -58,7 +58,8 @@ struct Section {
 }
 
 struct Reader<'t> {
-    text: &'t str,
+    /// The reply's lines, for diagnostics: asked in order, read once.
+    lines: LineCursor<'t>,
     diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
 }
@@ -66,7 +67,7 @@ struct Reader<'t> {
 /// Reads a unified diff reply.
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut r = Reader {
-        text,
+        lines: LineCursor::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
     };
@@ -566,7 +567,7 @@ impl Reader<'_> {
             None => {
                 for (line, why) in &problems {
                     let mut d = super::warning(
-                        self.text,
+                        &self.lines,
                         *line,
                         DiagnosticKind::MalformedBlock,
                         why.clone(),

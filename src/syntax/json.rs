@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Lines, Parsed, Syntax, line_start};
+use super::{LineCursor, Parsed, Syntax};
 use crate::csl::validate::Count;
 use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
@@ -58,7 +58,7 @@ fn document(text: &str) -> Option<(&str, usize)> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
-        lines: Lines::new(text),
+        lines: LineCursor::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
     };
     let drafts = match document(text) {
@@ -79,7 +79,7 @@ pub fn parse(text: &str) -> Parsed<'_> {
 struct Reader<'t> {
     text: &'t str,
     /// Lines of `text`, asked for each broken operation: counted once.
-    lines: Lines<'t>,
+    lines: LineCursor<'t>,
     diagnostics: crate::csl::Diagnostics,
 }
 
@@ -137,7 +137,8 @@ impl<'t> Reader<'t> {
                 let doc_line_start = if line_in_doc == 1 {
                     0
                 } else {
-                    line_start(doc, line_in_doc as u32)
+                    // Another text than the reply's: its own cursor.
+                    LineCursor::new(doc).start(line_in_doc as u32)
                 };
                 let offset = base + doc_line_start + e.column().saturating_sub(1);
                 self.fatal(

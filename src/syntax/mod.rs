@@ -20,6 +20,7 @@ pub mod csl;
 pub mod detect;
 pub mod diff;
 pub mod json;
+mod line_cursor;
 pub mod lines;
 pub mod patch;
 pub mod replacer;
@@ -32,6 +33,7 @@ use crate::csl::{
     Delimiters, Diagnostic, DiagnosticKind, Diagnostics, OpKind, Reply, Span, TaskId,
 };
 use crate::plan::Draft;
+pub use line_cursor::LineCursor;
 
 /// A syntax a reply can be written in (syntaxes.md §2 names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -330,9 +332,6 @@ pub fn check<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters) -> Parsed
 }
 
 fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool) -> Parsed<'a> {
-    // The line-start memo belongs to one reply: another reply may come
-    // to lie at the same address with the same length.
-    LAST_LINE_START.set((0, 0, 0, 0));
     let decoded = crate::csl::input::decode(bytes);
     if decoded.diagnostic.is_some() {
         // Invalid UTF-8 is fatal whatever the syntax; CSL's parse reports
@@ -372,10 +371,13 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         Syntax::Telt => telt::parse(text),
         Syntax::Patch => patch::parse(text),
     };
+    // Every front end's source is `text` itself (borrowed): one cursor
+    // for the foreign blocks, asked in the order they come.
+    let lines = LineCursor::new(text);
     for block in foreign {
         let dropped = Dropped {
             line: block.line,
-            kind: foreign_kind(text, &block, delims),
+            kind: foreign_kind(&lines, &block, delims),
             why: Why::Foreign {
                 block: block.syntax,
                 reply: syntax,
@@ -383,7 +385,7 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
         };
         let what = dropped.what();
         parsed.diagnostics.push(warning(
-            &parsed.source,
+            &lines,
             block.line,
             DiagnosticKind::ForeignBlock,
             format!("{what} in {} reply is not applied", syntax.with_article()),
@@ -403,12 +405,12 @@ fn parse_as<'a>(bytes: &'a [u8], choice: Choice, delims: &Delimiters, plan: bool
 /// The operation a block of another syntax would have been, for its SKIP
 /// line: a CSL block's marker names it (`<---WRITE …` is a WRITE); a
 /// block of the other syntaxes may hold several, so it is a TASKS.
-fn foreign_kind(text: &str, block: &detect::Block, delims: &Delimiters) -> OpKind {
+fn foreign_kind(lines: &LineCursor<'_>, block: &detect::Block, delims: &Delimiters) -> OpKind {
     if block.syntax != Syntax::Csl {
         return OpKind::Tasks;
     }
-    let start = line_start(text, block.line);
-    let line = text[start..].lines().next().unwrap_or("");
+    let start = lines.start(block.line);
+    let line = lines.text()[start..].lines().next().unwrap_or("");
     crate::csl::marker_name(line, delims)
         .and_then(|(name, _)| OpKind::CSL.into_iter().find(|k| k.name() == name))
         .unwrap_or(OpKind::Tasks)
@@ -432,15 +434,17 @@ fn from_csl<'a>(reply: Reply<'a>, delims: &Delimiters, plan: bool) -> Parsed<'a>
     }
 }
 
-/// A diagnostic on the whole of line `line` (1-based) of `text`.
+/// A diagnostic on the whole of line `line` (1-based) of the text `lines`
+/// counts in (the parse's own cursor: its questions come in order).
 pub fn warning(
-    text: &str,
+    lines: &LineCursor<'_>,
     line: u32,
     kind: DiagnosticKind,
     message: String,
     hint: Option<String>,
 ) -> Diagnostic {
-    let line_start = line_start(text, line);
+    let text = lines.text();
+    let line_start = lines.start(line);
     let end = text[line_start..]
         .find(['\n', '\r'])
         .map_or(text.len(), |n| line_start + n);
@@ -454,86 +458,6 @@ pub fn warning(
         hint,
         operation: None,
         task: None,
-    }
-}
-
-/// Byte offset where 1-based line `line` starts (the end for a line past
-/// the last).
-pub fn line_start(text: &str, line: u32) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    // Front ends ask for lines in increasing order, one per diagnostic: a
-    // reply of a million broken blocks must not be read from its start a
-    // million times. The last answer (for this text) is where the next
-    // search starts when it asks for a later line.
-    let key = (text.as_ptr() as usize, text.len());
-    let (ptr, len, known_line, known_start) = LAST_LINE_START.get();
-    let (mut from_line, mut from) = (1, 0);
-    if (ptr, len) == key && known_line <= line && known_line > 1 {
-        (from_line, from) = (known_line, known_start);
-    }
-    let start = if from_line == line {
-        from
-    } else {
-        memchr::memchr_iter(b'\n', &text.as_bytes()[from..])
-            .nth((line - from_line) as usize - 1)
-            .map_or(text.len(), |n| from + n + 1)
-    };
-    if start < text.len() {
-        LAST_LINE_START.set((key.0, key.1, line, start));
-    }
-    start
-}
-
-thread_local! {
-    /// [`line_start`]'s last answer: the text's address and length, the
-    /// line and its start. Forgotten when a parse begins ([`parse`]).
-    static LAST_LINE_START: std::cell::Cell<(usize, usize, u32, usize)> =
-        const { std::cell::Cell::new((0, 0, 0, 0)) };
-}
-
-/// Line numbers of byte offsets in one text, for a reader that asks in
-/// (mostly) increasing order: each answer starts from the last, so asking
-/// for a line per broken block of a long reply reads it once, not once
-/// per block.
-pub struct Lines<'t> {
-    text: &'t str,
-    /// The last line answered and where it starts.
-    last: std::cell::Cell<(u32, usize)>,
-}
-
-impl<'t> Lines<'t> {
-    pub fn new(text: &'t str) -> Lines<'t> {
-        Lines {
-            text,
-            last: std::cell::Cell::new((1, 0)),
-        }
-    }
-
-    /// The 1-based line of byte `offset` and where that line starts.
-    pub fn of(&self, offset: usize) -> (u32, usize) {
-        let bytes = self.text.as_bytes();
-        let offset = offset.min(bytes.len());
-        let (line, start) = self.last.get();
-        let found = if offset >= start {
-            // One pass: the count, and the last newline for the start.
-            let (mut newlines, mut last) = (0, None);
-            for n in memchr::memchr_iter(b'\n', &bytes[start..offset]) {
-                newlines += 1;
-                last = Some(n);
-            }
-            match last {
-                Some(n) => (line + newlines, start + n + 1),
-                None => (line, start),
-            }
-        } else {
-            let newlines = memchr::memchr_iter(b'\n', &bytes[offset..start]).count() as u32;
-            let begins = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |n| n + 1);
-            (line - newlines, begins)
-        };
-        self.last.set(found);
-        found
     }
 }
 
@@ -578,46 +502,6 @@ pub(crate) fn every_prefix_parses(
             assert!(d.action.is_some() || !d.invalid.is_empty(), "{d:?}");
         }
         also(&parsed, end);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lines_of_offsets_asked_in_any_order_are_right() {
-        let text = "a\nbb\n\nccc\nd";
-        let naive = |offset: usize| {
-            let before = &text[..offset.min(text.len())];
-            let line = before.matches('\n').count() as u32 + 1;
-            (line, before.rfind('\n').map_or(0, |n| n + 1))
-        };
-        let offsets: Vec<usize> = (0..=text.len() + 2).collect();
-        let lines = super::Lines::new(text);
-        for &offset in offsets.iter().chain(offsets.iter().rev()) {
-            assert_eq!(lines.of(offset), naive(offset), "offset {offset}");
-        }
-        for offset in [7, 0, 11, 3, 9, 2, 12, 5] {
-            assert_eq!(lines.of(offset), naive(offset), "offset {offset}");
-        }
-    }
-
-    #[test]
-    fn line_starts_asked_in_any_order_are_right() {
-        let text = "a\nbb\n\nccc\nd";
-        let want = [0, 2, 5, 6, 10, 11, 11];
-        for order in [
-            [1u32, 2, 3, 4, 5, 6, 7],
-            [7, 6, 5, 4, 3, 2, 1],
-            [3, 1, 5, 2, 7, 4, 6],
-        ] {
-            for line in order {
-                assert_eq!(
-                    super::line_start(text, line),
-                    want[line as usize - 1],
-                    "line {line}"
-                );
-            }
-        }
     }
 }
 

@@ -30,7 +30,7 @@ use crate::csl::{Diagnostic, DiagnosticKind, OpKind, Span, TaskId};
 use crate::plan::{Action, Draft};
 
 use super::lines::{Line, Lines};
-use super::{Explanation, Parsed, Syntax};
+use super::{Explanation, LineCursor, Parsed, Syntax};
 
 /// The marker lines of the format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +138,8 @@ struct Block {
 
 struct Reader<'t> {
     text: &'t str,
+    /// The reply's lines, for diagnostics: asked in order, read once.
+    lines: LineCursor<'t>,
     diagnostics: crate::csl::Diagnostics,
     drafts: Vec<Draft<'t>>,
     explanations: Vec<Explanation>,
@@ -151,6 +153,7 @@ struct Reader<'t> {
 pub fn parse(text: &str) -> Parsed<'_> {
     let mut reader = Reader {
         text,
+        lines: LineCursor::new(text),
         diagnostics: crate::csl::Diagnostics::new(),
         drafts: Vec::new(),
         explanations: Vec::new(),
@@ -548,7 +551,7 @@ impl<'t> Reader<'t> {
             }
             None => (None, None),
         };
-        let mut d = super::warning(self.text, line, kind, message, Some(hint.to_string()));
+        let mut d = super::warning(&self.lines, line, kind, message, Some(hint.to_string()));
         d.task = task;
         d.operation = op;
         self.diagnostics.push(d);
@@ -556,7 +559,7 @@ impl<'t> Reader<'t> {
 
     fn warn(&mut self, line: u32, message: String, hint: &str) {
         let d = super::warning(
-            self.text,
+            &self.lines,
             line,
             DiagnosticKind::StrayMarker,
             message,
