@@ -382,20 +382,12 @@ fn pushes_for_other_branches_go_on_and_pushes_for_one_branch_wait_their_turn() {
 
     // The first push stops in post-receive once it holds main's turn.
     let pause = s.root.path().join("pause");
-    let first = {
-        let mut cmd = git_cmd(&s.client, &["push", "origin", "+refs/notes/clada-inbox"]);
-        cmd.env("CLADA_PAUSE", format!("hook-locked:{}", pause.display()));
-        std::thread::spawn(move || cmd.output().expect("push"))
-    };
-    let reached = PathBuf::from(format!("{}.reached", pause.display()));
-    let started = std::time::Instant::now();
-    while !reached.exists() {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "the first push never took its turn"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let first = push_paused_at(
+        &s.client,
+        &["push", "origin", "+refs/notes/clada-inbox"],
+        "hook-locked",
+        &pause,
+    );
     // Another branch: applied meanwhile.
     let second = git_cmd(&other, &["push", "origin", "+refs/notes/clada-inbox"])
         .output()
@@ -947,6 +939,30 @@ fn every_syntax_applies_through_apply_undo_and_both_hooks() {
 /// server's hooks (which inherit the environment over the filesystem)
 /// aborted at `fault`, when given; not waiting long after the push for a
 /// result that will not come.
+/// `git args` in `dir` (a push), run in the background with its hooks
+/// stopped at the pause point `point` (`src/fault.rs`, released by
+/// writing `<pause>.go`); returned once a hook got there.
+fn push_paused_at(
+    dir: &Path,
+    args: &[&str],
+    point: &str,
+    pause: &Path,
+) -> std::thread::JoinHandle<Output> {
+    let mut cmd = git_cmd(dir, args);
+    cmd.env("CLADA_PAUSE", format!("{point}:{}", pause.display()));
+    let pushing = std::thread::spawn(move || cmd.output().expect("push"));
+    let reached = PathBuf::from(format!("{}.reached", pause.display()));
+    let started = std::time::Instant::now();
+    while !reached.exists() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the push never got to {point}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    pushing
+}
+
 fn push_reply_fs(client: &Path, reply: &str, fault: Option<&str>) -> Output {
     push_reply_within(client, reply, fault, &["--timeout", "200ms"])
 }
@@ -1891,23 +1907,12 @@ fn a_request_whose_push_is_still_running_is_left_to_its_own_hook() {
     let on_main = request_by_hand(&s.client, "HEAD", "main", EDIT);
     let on_feature = request_by_hand(&other, "HEAD", "feature", EDIT);
     let pause = s.root.path().join("pause");
-    let first = {
-        let mut cmd = git_cmd(
-            &s.client,
-            &["push", "origin", &format!("{on_main}:refs/clada/inbox/m")],
-        );
-        cmd.env("CLADA_PAUSE", format!("post-receive:{}", pause.display()));
-        std::thread::spawn(move || cmd.output().expect("push"))
-    };
-    let reached = PathBuf::from(format!("{}.reached", pause.display()));
-    let started = std::time::Instant::now();
-    while !reached.exists() {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "the first push never got to post-receive"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let first = push_paused_at(
+        &s.client,
+        &["push", "origin", &format!("{on_main}:refs/clada/inbox/m")],
+        "post-receive",
+        &pause,
+    );
     let second = git_cmd(
         &other,
         &[
