@@ -95,7 +95,10 @@ pub(super) fn wait_released(path: &Path, timeout: Duration) -> Released {
         Err(std::fs::TryLockError::Error(_)) => return Released::NotHeld,
     }
     // flock cannot time out: a thread waits, and is left waiting when the
-    // time is up (it lets go of the file the moment it gets it).
+    // time is up (it lets go of the file the moment it gets it). Callers
+    // wait for all the time they have left, so a process leaves at most
+    // one such thread behind per wait that timed out; a holder that dies
+    // wakes it as one that lets go does (the system unlocks its files).
     let (sender, receiver) = std::sync::mpsc::channel();
     let waiting = std::thread::Builder::new()
         .name("clada-lock-wait".into())
@@ -471,7 +474,7 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                 let left = timeout.saturating_sub(started.elapsed());
                 // Woken when the holder lets go; polled as before when it
                 // does not hold the file locked.
-                if wait_released(&path, left.min(Duration::from_secs(1))) == Released::NotHeld {
+                if wait_released(&path, left) == Released::NotHeld {
                     std::thread::sleep(pause.min(left));
                     pause = (pause * 2).min(Duration::from_millis(100));
                 }
