@@ -181,6 +181,11 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             }
             Some(p) => {
                 eprint!("{}", String::from_utf8_lossy(&p.stderr));
+                if matches!(fate, broken::Fate::Taken) {
+                    // git's own refusal (non-fast-forward) is in its
+                    // porcelain report, not on standard error.
+                    eprint!("{}", String::from_utf8_lossy(&p.stdout));
+                }
                 "the push broke (above)".to_string()
             }
             // A server that hangs must not hang the agent, and a push
@@ -236,7 +241,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             let text = wait_for_result(&mut fetch, &args, &id, deadline)?;
             if !ours(&text) {
                 return Err(CliError::new(format!(
-                    "{} answers another reply than this one: the request was replaced before the server answered it",
+                    "{} answers another reply than this one: the id was used for another reply, or the request was replaced before the server answered it",
                     result_ref(&id)
                 ))
                 .hint("send the reply again under a new id (leave out --id)"));
@@ -527,6 +532,12 @@ fn untold(args: &PushReplyArgs, id: &str, broke: &str, fate: broken::Fate) -> Op
         broken::Fate::Stored => {
             eprintln!(
                 "clada: {broke}, but the server has the request {id}: it answers it as after any push; waiting for its result"
+            );
+            return None;
+        }
+        broken::Fate::Taken => {
+            eprintln!(
+                "clada: the server has the request {id} from before (above: it does not take an id twice): waiting for its result, which is this reply's if it answers this reply"
             );
             return None;
         }
