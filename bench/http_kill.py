@@ -21,8 +21,8 @@ on the same port (after DOWN seconds, during which connections are
 refused) once the agents have started the K-th request, for each K of
 --kills, at a moment a post-receive hook is running when there is one
 within 3 s. --kill says how, kill by kill: `server` kills only the web
-server (lighttpd; nginx's master and workers), and the CGI programs it
-started (git http-backend, git-receive-pack, the hooks; fcgiwrap) go on
+server (lighttpd; nginx's master and workers and fcgiwrap), and the CGI
+programs it started (git http-backend, git-receive-pack, the hooks) go on
 without it, as after the web server's crash; `group` kills the whole
 process group, them too, as an OOM kill of the service or a machine
 going down would.
@@ -33,7 +33,7 @@ even number run the fetch command push-reply printed (`git fetch origin
 refs/clada/results/<id>`, then the result's Clada-Status) and, when
 there is no result yet, send the reply again under the SAME --id; agents
 of odd number send it again at once, and learn the outcome from that; exit 5 (nothing sent) → sent again
-after 0.5 s; exit 2 "no result ... within" → as exit 4; any other answer
+once the server answers (0.5 s at least); exit 2 "no result ... within" → as exit 4; any other answer
 (a refusal, exit 1 or 3) is what the agent was told, recorded.
 
 Then, on the server, before and after `git clada hook recover`: (a)
@@ -96,23 +96,30 @@ def args():
 
 
 def group_processes(pgid):
-    """(pid, command line) of the live processes of group PGID."""
+    """(pid, command line) of the live processes of group PGID; the
+    command line starts with the program's name (/proc's comm: nginx
+    rewrites its own command line)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read().split(b"\0")
         except (OSError, IndexError):
             continue
         if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            found.append((int(pid), [a.decode(errors="replace") for a in cmdline if a]))
+            found.append((int(pid), [comm] + [a.decode(errors="replace") for a in cmdline if a]))
     return found
 
 
 def is_web_server(cmdline):
-    return bool(cmdline) and os.path.basename(cmdline[0]).split(":")[0] in ("lighttpd", "nginx")
+    """lighttpd, or nginx and fcgiwrap: the daemons, not the CGI programs
+    they started (fcgiwrap's children are git http-backend and what it
+    runs). A restarted run-nginx starts fcgiwrap again on its socket."""
+    return cmdline[0] in ("lighttpd", "nginx", "fcgiwrap")
 
 
 def is_post_receive(cmdline):
@@ -139,13 +146,25 @@ class Server:
         if how == "group":
             hp.stop_server(self.proc)
         else:
-            for pid, cmdline in running:
-                if is_web_server(cmdline):
+            # The leader first (nginx's master would start a worker again
+            # for one killed before it), then until no daemon is left.
+            os.kill(pgid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                daemons = [pid for pid, c in group_processes(pgid) if is_web_server(c)]
+                if not daemons:
+                    break
+                for pid in daemons:
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-            self.proc.wait()
+                time.sleep(0.005)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                hp.stop_server(self.proc)
+                sys.exit("the web server outlived SIGKILL: is_web_server did not know it")
             self.left.append(pgid)
         return {"how": how, "post_receive_running": hooks, "cgi_running": cgi}
 
@@ -242,7 +261,8 @@ def run(opts, root, server):
 
     lock = threading.Lock()
     sent = [0]
-    counts = {"first_success": 0, "unknown": 0, "not_sent": 0, "resends": 0, "fetched": 0, "refused": 0}
+    counts = {"first_success": 0, "unknown": 0, "not_sent": 0, "resends": 0, "fetched": 0, "refused": 0,
+              "from_before": 0}
     records = {}
     # What push-reply said, for the report: a wrong answer is shown whole.
     said = {}
@@ -282,9 +302,15 @@ def run(opts, root, server):
                 rec["answers"].append(code)
                 said.setdefault(rid, []).append(f"exit {code}\n{res.stdout}{res.stderr}")
                 status = trailer(res.stdout, "Clada-Status")
+                if f"the server has the request {rid} from before" in res.stderr:
+                    count("from_before")
                 if code == 5:
                     count("not_sent")
+                    # Sent again when the server can be reached.
                     time.sleep(0.5)
+                    until = time.monotonic() + 120
+                    while not server.up() and time.monotonic() < until:
+                        time.sleep(0.2)
                     continue
                 later = code == 4 or (code == 2 and "no result for the request" in res.stderr)
                 if not later:
@@ -325,9 +351,11 @@ def run(opts, root, server):
                     is_post_receive(c) for _, c in group_processes(server.proc.pid)):
                 time.sleep(0.005)
             seen = server.kill(how)
+            killed = time.monotonic()
             seen["after_sent"] = sent[0]
             time.sleep(opts["down"])
             server.start()
+            seen["down_s"] = time.monotonic() - killed
             kills.append(seen)
 
     finished = threading.Event()
@@ -422,8 +450,11 @@ def run(opts, root, server):
     # A request wrongly answered is counted once, found before and after
     # hook recover or not.
     wrong = sorted({v.split(": ", 1)[1].split(" ", 1)[0] for v in violations if " was told " in v})
-    for rid in wrong:
-        print(f"--- what {rid}'s agent was told:\n" + "\n".join(said.get(rid, [])), file=sys.stderr)
+    for rid in wrong + never:
+        # Each answer once, with how many times it came.
+        answers = said.get(rid, [])
+        shown = [f"({answers.count(a)}x) {a}" for k, a in enumerate(answers) if a not in answers[:k]]
+        print(f"--- what {rid}'s agent was told:\n" + "\n".join(shown), file=sys.stderr)
     told = {}
     for r in records.values():
         told[r["told"]] = told.get(r["told"], 0) + 1
@@ -439,7 +470,8 @@ def run(opts, root, server):
 def show(opts, r, violations):
     for k in r["kills"]:
         print(f"kill ({k['how']}) after {k['after_sent']} requests started: "
-              f"{k['post_receive_running']} post-receive and {k['cgi_running']} CGI processes were running")
+              f"{k['post_receive_running']} post-receive and {k['cgi_running']} CGI processes were running; "
+              f"serving again {k['down_s']:.1f} s later")
     rows = [
         ("server / branches", f"{r['server']} / {'one branch' if r['branch'] == 'one' else 'a branch each'}"),
         ("agents", r["agents"]),
@@ -448,6 +480,7 @@ def show(opts, r, violations):
         ("told unknown (exit 4, or no result in time)", r["unknown"]),
         ("told nothing sent (exit 5)", r["not_sent"]),
         ("resends (same --id)", r["resends"]),
+        ("resends the server had from before (its result told)", r["from_before"]),
         ("outcomes learned by fetching the result", r["fetched"]),
         ("refused at the push (exit 2)", r["refused"]),
         ("final answers", ", ".join(f"{k} {v}" for k, v in sorted(r["told"].items(), key=str))),
