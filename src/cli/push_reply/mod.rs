@@ -563,7 +563,7 @@ fn untold(args: &PushReplyArgs, id: &str, broke: &str, fate: broken::Fate) -> Op
         result_ref(id)
     );
     eprintln!(
-        "clada: or send the reply again under the same id, which the server takes once (it refuses the id if it has the request): git clada push-reply --id {id} {} {} {}",
+        "clada: or send the reply again under the same id, which the server takes once (if it has the request, it is not taken again, and its result is waited for): git clada push-reply --id {id} {} {} {}",
         args.remote,
         args.branch,
         args.reply.display()
