@@ -169,14 +169,20 @@ class Server:
         return {"how": how, "post_receive_running": hooks, "cgi_running": cgi}
 
     def start(self):
+        """Starts the server again; what held the port meanwhile, if
+        anything did (`ss`'s lines for it)."""
         deadline = time.monotonic() + 60
+        held = ""
         while True:
             try:
                 self.proc, _ = hp.start_server(self.root, self.bin, port=self.port, mode=self.mode)
-                return
+                return held
             except OSError:
                 # A CGI program of the killed server may hold the port
                 # (an inherited listening socket) until it ends.
+                if not held:
+                    held = subprocess.run(["ss", "-tanp", f"sport = :{self.port}"],
+                                          capture_output=True, text=True).stdout.strip()
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
@@ -354,7 +360,7 @@ def run(opts, root, server):
             killed = time.monotonic()
             seen["after_sent"] = sent[0]
             time.sleep(opts["down"])
-            server.start()
+            seen["port_held_by"] = server.start()
             seen["down_s"] = time.monotonic() - killed
             kills.append(seen)
 
@@ -472,6 +478,8 @@ def show(opts, r, violations):
         print(f"kill ({k['how']}) after {k['after_sent']} requests started: "
               f"{k['post_receive_running']} post-receive and {k['cgi_running']} CGI processes were running; "
               f"serving again {k['down_s']:.1f} s later")
+        if k["port_held_by"]:
+            print("  the port was held meanwhile:\n  " + k["port_held_by"].replace("\n", "\n  "))
     rows = [
         ("server / branches", f"{r['server']} / {'one branch' if r['branch'] == 'one' else 'a branch each'}"),
         ("agents", r["agents"]),

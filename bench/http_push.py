@@ -108,9 +108,11 @@ def start_server(root, bin_path, port=0, mode="run"):
     start with an id no other server serves."""
     server_id = os.path.basename(root)
     with socket.socket() as s, open(os.path.join(root, "server.log"), "ab") as log:
-        if port:
-            # The killed server's connections may linger in TIME_WAIT.
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # A server started again on this port after a kill binds it while
+        # the killed one's connections are in TIME_WAIT only if both
+        # sockets have SO_REUSEADDR (lighttpd sets it on the socket it is
+        # given, nginx does not).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
         s.listen(128)
         port = s.getsockname()[1]
