@@ -99,18 +99,25 @@ def served_id(port):
         conn.close()
 
 
-def start_server(root, bin_path):
-    """lighttpd serving ROOT/repos, leading a process group of its own;
-    returns (process, base URL of the repositories). The port is bound
-    here and the socket handed to it, so no other server can take it
-    first, and the URLs start with an id no other server serves."""
+def start_server(root, bin_path, port=0, mode="run"):
+    """lighttpd (or nginx with fcgiwrap: mode "run-nginx") serving
+    ROOT/repos, leading a process group of its own; returns (process, base
+    URL of the repositories). The port (any free one, or PORT: a server
+    started again where a killed one was) is bound here and the socket
+    handed to it, so no other server can take it first, and the URLs
+    start with an id no other server serves."""
     server_id = os.path.basename(root)
-    with socket.socket() as s, open(os.path.join(root, "server.log"), "wb") as log:
-        s.bind(("127.0.0.1", 0))
+    with socket.socket() as s, open(os.path.join(root, "server.log"), "ab") as log:
+        # A server started again on this port after a kill binds it while
+        # the killed one's connections are in TIME_WAIT only if both
+        # sockets have SO_REUSEADDR (lighttpd sets it on the socket it is
+        # given, nginx does not).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
         s.listen(128)
         port = s.getsockname()[1]
         proc = subprocess.Popen(
-            ["bash", SCRIPT, "run", root, str(port), server_id, bin_path],
+            ["bash", SCRIPT, mode, root, str(port), server_id, bin_path],
             stdin=s, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
     deadline = time.monotonic() + 30
@@ -120,7 +127,7 @@ def start_server(root, bin_path):
         time.sleep(0.02)
     stop_server(proc)
     logs = [open(os.path.join(root, f), errors="replace").read() for f in ("server.log", "error.log")]
-    sys.exit("lighttpd did not start:\n" + "\n".join(logs))
+    sys.exit("the web server did not start:\n" + "\n".join(logs))
 
 
 def group_runs(pgid):

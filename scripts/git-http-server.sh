@@ -206,7 +206,10 @@ run-nginx)
     # fcgiwrap runs git http-backend (and so git-receive-pack and the
     # hooks) as www-data, with the FastCGI parameters nginx sends as the
     # whole environment. Its workers take requests in parallel, as a
-    # deployment's should (one worker serialises every push).
+    # deployment's should (one worker serialises every push). A socket
+    # left by a killed fcgiwrap would make this one fail to bind it
+    # (bench/http_kill.py starts the server again after killing it).
+    rm -f "$root/nginx/fcgiwrap.sock"
     setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups \
         env -i PATH="$WEB_PATH" /usr/sbin/fcgiwrap -c 8 -s "unix:$root/nginx/fcgiwrap.sock" \
         </dev/null 2>>"$root/error.log" &

@@ -92,13 +92,19 @@ fn a_request_stored_before_the_connection_broke_is_waited_for_not_called_refused
     );
     // The applied branch came here as after any push-reply.
     assert_eq!(ok(&s.client, &["show", "main:a.txt"]), "hello");
-    // Sent again under its id, it is refused: never applied twice.
+    // Sent again under its id, it is not taken again (never applied
+    // twice), and the agent is told the result it has.
     let again = push_reply_within(&s.client, EDIT, None, &["--id", "broken-1"]);
-    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert!(
         text(&again.stderr).contains("the request broken-1 was answered before"),
         "{}",
         text(&again.stderr)
+    );
+    assert!(
+        text(&again.stdout).contains("Clada-Status: success"),
+        "{}",
+        text(&again.stdout)
     );
     assert_eq!(
         ok(&s.server, &["rev-list", "--count", "main"]),
@@ -131,6 +137,138 @@ fn a_broken_push_whose_outcome_cannot_be_asked_is_unknown_with_its_own_exit_code
     assert_eq!(clada_refs(&s.server), "refs/clada/inbox/unknown-1");
     ok(&s.server, &["clada", "hook", "recover"]);
     assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+}
+
+/// A first push of `id` that broke after the server stored the request,
+/// the server not to be asked: the agent is told the outcome is unknown
+/// (exit 4), as bench/http_kill.py's agents were when the web server was
+/// killed.
+fn unknown_after_a_broken_push(s: &Setup, id: &str) {
+    drop_connection_at(s, "committed", false);
+    ok(&s.client, &["config", "remote.origin.uploadpack", "false"]);
+    let out = push_reply_within(&s.client, EDIT, None, &["--id", id]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    ok(
+        &s.client,
+        &["config", "--unset", "remote.origin.uploadpack"],
+    );
+}
+
+#[test]
+fn a_reply_sent_again_under_its_id_after_it_applied_is_told_its_result_not_refused() {
+    // The agent told "unknown" sends the reply again under the same id,
+    // as push-reply says is safe. The server refuses the id (it answered
+    // it): that is no refusal of the reply, which was applied, and "nothing
+    // was applied" would be a lie the agent acts on.
+    let s = setup();
+    unknown_after_a_broken_push(&s, "again-1");
+    ok(&s.server, &["clada", "hook", "recover"]);
+    let again = push_reply_within(
+        &s.client,
+        EDIT,
+        None,
+        &["--id", "again-1", "--timeout", "30s"],
+    );
+    let said = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{said}");
+    assert!(!said.contains("nothing was applied"), "{said}");
+    assert!(
+        said.contains("the server has the request again-1 from before"),
+        "{said}"
+    );
+    assert!(
+        text(&again.stdout).contains("Clada-Status: success"),
+        "{}",
+        text(&again.stdout)
+    );
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(
+        ok(&s.server, &["rev-list", "--count", "main"]),
+        "2",
+        "applied once"
+    );
+}
+
+#[test]
+fn a_reply_sent_again_under_its_id_while_the_server_holds_it_waits_for_its_result() {
+    // The first push's request is stored and not answered yet (its hook
+    // died): sent again, the id is refused as held, and the agent waits
+    // for the answer the server's next push (here: hook recover) gives.
+    let s = setup();
+    unknown_after_a_broken_push(&s, "again-2");
+    let server = s.server.clone();
+    let later = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        ok(&server, &["clada", "hook", "recover"]);
+    });
+    // Sent a minute later, the request is another commit, for the same
+    // reference the server holds.
+    let file = s.client.join(".git/request.md");
+    std::fs::write(&file, EDIT).unwrap();
+    let again = crate::hook::git_cmd(
+        &s.client,
+        &[
+            "clada",
+            "push-reply",
+            "--id",
+            "again-2",
+            "--timeout",
+            "60s",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    )
+    .env("GIT_AUTHOR_DATE", "2026-01-01T00:01:00Z")
+    .env("GIT_COMMITTER_DATE", "2026-01-01T00:01:00Z")
+    .output()
+    .unwrap();
+    later.join().unwrap();
+    let said = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{said}");
+    assert!(!said.contains("nothing was applied"), "{said}");
+    assert!(
+        said.contains("the server has the request again-2 from before"),
+        "{said}"
+    );
+    assert!(
+        text(&again.stdout).contains("Clada-Status: success"),
+        "{}",
+        text(&again.stdout)
+    );
+    assert_eq!(
+        ok(&s.server, &["rev-list", "--count", "main"]),
+        "2",
+        "applied once"
+    );
+}
+
+#[test]
+fn a_different_reply_under_an_answered_id_is_not_told_the_other_ones_result() {
+    // The id is the agent's word only: a reply sent under an id the server
+    // answered for another reply is not given that reply's result.
+    let s = setup();
+    unknown_after_a_broken_push(&s, "again-3");
+    ok(&s.server, &["clada", "hook", "recover"]);
+    let other = push_reply_within(
+        &s.client,
+        "<---WRITE file=\"b.txt\"--->\nb\n<---END--->\n",
+        None,
+        &["--id", "again-3", "--timeout", "30s"],
+    );
+    let said = text(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{said}");
+    assert!(!text(&other.stdout).contains("Clada-Status"), "{said}");
+    assert!(
+        said.contains("refs/clada/results/again-3 answers another reply than this one"),
+        "{said}"
+    );
+    assert!(said.contains("under a new id"), "{said}");
+    assert_eq!(
+        ok(&s.server, &["rev-list", "--count", "main"]),
+        "2",
+        "the first reply applied, the second not"
+    );
 }
 
 #[test]

@@ -8,7 +8,10 @@
 //! server's verdict on the request reference, or git's words for a
 //! connection that never got as far as sending), and only when it has
 //! neither is the server asked, with `git ls-remote`, whether it holds the
-//! request or its result.
+//! request or its result. A refusal of the request reference is asked
+//! about too: sent again under its id (as after an unknown outcome), the
+//! request is refused because the server has it from before, and the
+//! reply may well be applied.
 
 use std::process::Output;
 use std::time::Instant;
@@ -30,6 +33,11 @@ pub(super) enum Fate {
     /// The server holds the request or its result: it is answered as
     /// after a push that succeeded.
     Stored,
+    /// The request reference was refused, but the server holds a request
+    /// or a result under its id: this reply sent before under the same id
+    /// (or another reply under it). Its result is waited for, and taken
+    /// only if it answers this reply.
+    Taken,
     /// The server, asked, does not hold the request. The connection broke
     /// after it was sent, so a server still at work may yet store it.
     Missing,
@@ -62,7 +70,23 @@ pub(super) fn fate(
             && !l.contains("remote failed to report status")
     });
     match verdict {
-        Some(l) if l.starts_with('!') => return Ok(Fate::Answered),
+        // Refused with the rest of an atomic push (the branch moved): the
+        // request was never considered.
+        Some(l) if l.starts_with('!') && l.ends_with("(atomic push failed)") => {
+            return Ok(Fate::Answered);
+        }
+        // Refused, by the server or by git for a reference the server
+        // has (non-fast-forward): for this reply's words, or because the
+        // server has a request under the id already, which only the
+        // server can say.
+        Some(l) if l.starts_with('!') => {
+            return Ok(match ask(remote, id, deadline)? {
+                Ok(listed) if holds(&listed, &request_ref(id), None) => Fate::Taken,
+                Ok(listed) if holds(&listed, &result_ref(id), None) => Fate::Taken,
+                // The server's verdict stands.
+                _ => Fate::Answered,
+            });
+        }
         // Taken, but the push failed for something else: the server has it.
         Some(_) => return Ok(Fate::Stored),
         None => {}
@@ -70,6 +94,27 @@ pub(super) fn fate(
     if never_sent(&said) {
         return Ok(Fate::NotSent);
     }
+    let listed = match ask(remote, id, deadline)? {
+        Ok(listed) => listed,
+        Err(why) => return Ok(Fate::Unasked(why)),
+    };
+    // A request reference is written once, so one holding another commit
+    // means ours was not stored; a result is checked as ours when fetched.
+    let request = request.to_string();
+    Ok(
+        if holds(&listed, &request_ref(id), Some(&request)) || holds(&listed, &result_ref(id), None)
+        {
+            Fate::Stored
+        } else {
+            Fate::Missing
+        },
+    )
+}
+
+/// Asks `remote`, until `deadline`, for `id`'s request and result
+/// references: `git ls-remote`'s listing, or why it could not be had
+/// (git's words).
+fn ask(remote: &str, id: &str, deadline: Instant) -> Result<Result<String, String>, CliError> {
     let mut ask = git();
     // `--`: a remote named like an option is still a remote.
     ask.args(["ls-remote", "--"])
@@ -77,7 +122,7 @@ pub(super) fn fate(
         .arg(request_ref(id))
         .arg(result_ref(id));
     let Some(asked) = run_until(&mut ask, deadline)? else {
-        return Ok(Fate::Unasked("the server did not answer in time".into()));
+        return Ok(Err("the server did not answer in time".into()));
     };
     if !asked.status.success() {
         // git's first fatal line says why; what follows is advice.
@@ -87,30 +132,23 @@ pub(super) fn fate(
             .find_map(|l| l.strip_prefix("fatal: "))
             .or_else(|| said.lines().find(|l| !l.trim().is_empty()))
             .unwrap_or("git ls-remote failed");
-        return Ok(Fate::Unasked(
-            crate::quote::escaped(why.trim().trim_end_matches('.')).into_owned(),
+        return Ok(Err(
+            crate::quote::escaped(why.trim().trim_end_matches('.')).into_owned()
         ));
     }
-    let listed = String::from_utf8_lossy(&asked.stdout);
-    let holds = |name: &str, object: Option<&str>| {
-        listed.lines().any(|l| {
-            let mut fields = l.split('\t');
-            let (Some(sha), Some(r)) = (fields.next(), fields.next()) else {
-                return false;
-            };
-            r == name && object.is_none_or(|o| o == sha)
-        })
-    };
-    // A request reference is written once, so one holding another commit
-    // means ours was not stored; a result is checked as ours when fetched.
-    let request = request.to_string();
-    Ok(
-        if holds(&request_ref(id), Some(&request)) || holds(&result_ref(id), None) {
-            Fate::Stored
-        } else {
-            Fate::Missing
-        },
-    )
+    Ok(Ok(String::from_utf8_lossy(&asked.stdout).into_owned()))
+}
+
+/// Whether `git ls-remote`'s `listed` has the reference `name` (at
+/// `object`, when given).
+fn holds(listed: &str, name: &str, object: Option<&str>) -> bool {
+    listed.lines().any(|l| {
+        let mut fields = l.split('\t');
+        let (Some(sha), Some(r)) = (fields.next(), fields.next()) else {
+            return false;
+        };
+        r == name && object.is_none_or(|o| o == sha)
+    })
 }
 
 /// Whether git's standard error `said` is of a push that failed at its

@@ -176,6 +176,11 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             }
             Some(p) => {
                 eprint!("{}", String::from_utf8_lossy(&p.stderr));
+                if matches!(fate, broken::Fate::Taken) {
+                    // git's own refusal (non-fast-forward) is in its
+                    // porcelain report, not on standard error.
+                    eprint!("{}", String::from_utf8_lossy(&p.stdout));
+                }
                 "the push broke (above)".to_string()
             }
             // A server that hangs must not hang the agent, and a push
@@ -229,7 +234,7 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             let text = wait_for_result(&mut fetch, &args, &id, deadline)?;
             if !ours(&text) {
                 return Err(CliError::new(format!(
-                    "{} answers another reply than this one: the request was replaced before the server answered it",
+                    "{} answers another reply than this one: the id was used for another reply, or the request was replaced before the server answered it",
                     result_ref(&id)
                 ))
                 .hint("send the reply again under a new id (leave out --id)"));
@@ -545,6 +550,12 @@ fn untold(args: &PushReplyArgs, id: &str, broke: &str, fate: broken::Fate) -> Op
             );
             return None;
         }
+        broken::Fate::Taken => {
+            eprintln!(
+                "clada: the server has the request {id} from before (above: it does not take an id twice): waiting for its result, which is this reply's if it answers this reply"
+            );
+            return None;
+        }
         broken::Fate::NotSent => {
             eprintln!(
                 "clada: nothing was sent: the push could not reach the server (above); the request {id} was not made and nothing was applied. Send the reply again when the server can be reached"
@@ -567,7 +578,7 @@ fn untold(args: &PushReplyArgs, id: &str, broke: &str, fate: broken::Fate) -> Op
         result_ref(id)
     );
     eprintln!(
-        "clada: or send the reply again under the same id, which the server takes once (it refuses the id if it has the request): git clada push-reply --id {id} {} {} {}",
+        "clada: or send the reply again under the same id, which the server takes once (if it has the request, it is not taken again, and its result is waited for): git clada push-reply --id {id} {} {} {}",
         args.remote,
         args.branch,
         args.reply.display()
