@@ -13,6 +13,7 @@
 //! (`server::rebuild`) are the server library's.
 
 mod broken;
+mod stop;
 mod update;
 
 use std::path::PathBuf;
@@ -486,7 +487,7 @@ fn run_until(cmd: &mut Command, deadline: Instant) -> Result<Option<Output>, Cli
             Ok(None) if Instant::now() < deadline => {}
             // Out of time, or it cannot be waited for: stopped.
             _ => {
-                stop(&mut child);
+                stop::stop(&mut child);
                 return Ok(None);
             }
         }
@@ -515,27 +516,6 @@ fn run_until(cmd: &mut Command, deadline: Instant) -> Result<Option<Output>, Cli
             None => wait(stderr),
         },
     }))
-}
-
-/// Stops git: asked to end first (SIGTERM: it removes its lock files and
-/// temporary packs), killed a second later if it has not.
-fn stop(child: &mut std::process::Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) signals our own child, not yet waited for, so
-        // its pid is still ours; no memory-safety preconditions.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-        let asked = Instant::now();
-        while asked.elapsed() < Duration::from_secs(1) {
-            if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Says what became of a request whose push failed without the server's
