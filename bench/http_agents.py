@@ -189,8 +189,10 @@ def bench(opts, root, base, n):
                     fail(f"conflict phase: agent {pair[0]} alone in its pair, round {r}: {statuses}")
                 continue
             conflicts["pairs"] += 1
-            if sorted(statuses) != ["stale", "success"]:
-                fail(f"conflict phase: pair {k} round {r}: {statuses}:\n" + "\n".join(outcomes[(i, r)].stdout for i in pair))
+            if sorted(statuses, key=str) != ["stale", "success"]:
+                fail(f"conflict phase: pair {k} round {r}: {statuses}:\n" + "\n".join(
+                    f"agent {i} (exit {outcomes[(i, r)].returncode}):\n{outcomes[(i, r)].stdout}{outcomes[(i, r)].stderr}"
+                    for i in pair))
             loser = pair[statuses.index("stale")]
             said = outcomes[(loser, r)].stdout
             if f"stale: [task-1] SEARCH pairs/{k}.txt" not in said or outcomes[(loser, r)].returncode != 3:

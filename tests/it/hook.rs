@@ -1070,6 +1070,32 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
     }
 }
 
+#[test]
+fn push_reply_shows_what_the_hooks_said_when_no_result_came() {
+    let s = setup();
+    ok(&s.server, &["config", "clada.lockTimeout", "1s"]);
+    // main's turn held by a live process (this test) that never lets go.
+    let hex: String = "refs/heads/main"
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let queues = s.server.join("clada/queues");
+    std::fs::create_dir_all(&queues).unwrap();
+    std::fs::write(
+        queues.join(format!("{hex}.lock")),
+        format!("{} ?", std::process::id()),
+    )
+    .unwrap();
+    let out = push_reply_fs(&s.client, EDIT, None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("the server said: ") && said.contains("lock_timeout"),
+        "{said}"
+    );
+    assert!(said.contains("no result for the request"), "{said}");
+}
+
 /// A request made by hand, as doc/hooks.md shows: the reply as the note on
 /// `rev`, the branch named in the message; the notes commit's id.
 fn request_by_hand(client: &Path, rev: &str, branch: &str, reply: &str) -> String {

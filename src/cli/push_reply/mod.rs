@@ -227,6 +227,16 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             text.into_bytes()
         }
         None => {
+            // What the server's hooks said instead of the result (a lock
+            // that timed out, an error) is what explains the wait.
+            let said: String = String::from_utf8_lossy(&push_said)
+                .lines()
+                .filter_map(|l| l.strip_prefix("remote: "))
+                .map(|l| format!("the server said: {l}\n"))
+                .collect();
+            if !said.is_empty() {
+                eprint!("{}", crate::quote::escaped(&said));
+            }
             let mut fetch = fetch_command(&args.remote);
             fetch.arg(format!("+{}:{}", result_ref(&id), result_ref(&id)));
             if fetch_branch {
