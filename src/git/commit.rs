@@ -442,6 +442,26 @@ impl Repository {
 
     /// Names of the references under `prefix` (like `refs/clada/rejected/`).
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<String>, GitError> {
+        // References change under a listing: one deleted between the
+        // directory's listing and the read of its file (a server's hooks
+        // delete answered requests while others list the inbox) fails the
+        // whole listing. Listed again, it is simply gone; a listing that
+        // keeps failing is an error. Once, such a failure stopped a hook
+        // before it answered its own request.
+        let mut tries = 0;
+        loop {
+            match self.try_refs_under(prefix) {
+                Ok(names) => return Ok(names),
+                Err(e) if tries >= 20 => return Err(e),
+                Err(_) => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    fn try_refs_under(&self, prefix: &str) -> Result<Vec<String>, GitError> {
         let platform = self
             .repo
             .references()
@@ -506,5 +526,39 @@ mod tests {
         assert_eq!(Identity::parse("no email"), None);
         assert_eq!(Identity::parse("<a@b>"), None);
         assert_eq!(Identity::parse("a\nb <a@b>"), None);
+    }
+
+    #[test]
+    fn references_deleted_during_a_listing_are_left_out_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let init = crate::git::test_git::command(dir.path(), &["init", "-q", "--bare", "r.git"])
+            .status()
+            .unwrap();
+        assert!(init.success());
+        let git_dir = dir.path().join("r.git");
+        let id = "0123456789012345678901234567890123456789";
+        let refs = git_dir.join("refs/clada/inbox");
+        std::fs::create_dir_all(&refs).unwrap();
+        for i in 0..400 {
+            std::fs::write(refs.join(format!("r{i:03}")), format!("{id}\n")).unwrap();
+        }
+        let repo = crate::git::Repository::open(&git_dir).unwrap();
+        let deleting = std::thread::spawn(move || {
+            for i in 0..400 {
+                let _ = std::fs::remove_file(refs.join(format!("r{i:03}")));
+            }
+        });
+        let mut listings = 0;
+        while !deleting.is_finished() {
+            let names = repo.refs_under("refs/clada/inbox/").unwrap();
+            assert!(names.len() <= 400);
+            listings += 1;
+        }
+        deleting.join().unwrap();
+        assert!(listings > 0);
+        assert_eq!(
+            repo.refs_under("refs/clada/inbox/").unwrap(),
+            Vec::<String>::new()
+        );
     }
 }
