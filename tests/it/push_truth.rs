@@ -101,16 +101,7 @@ fn a_request_stored_before_the_connection_broke_is_waited_for_not_called_refused
         "{}",
         text(&again.stderr)
     );
-    assert!(
-        text(&again.stdout).contains("Clada-Status: success"),
-        "{}",
-        text(&again.stdout)
-    );
-    assert_eq!(
-        ok(&s.server, &["rev-list", "--count", "main"]),
-        "2",
-        "applied once"
-    );
+    told_the_result_applied_once(&s, &again);
 }
 
 #[test]
@@ -231,16 +222,7 @@ fn a_reply_sent_again_under_its_id_while_the_server_holds_it_waits_for_its_resul
         said.contains("the server has the request again-2 from before"),
         "{said}"
     );
-    assert!(
-        text(&again.stdout).contains("Clada-Status: success"),
-        "{}",
-        text(&again.stdout)
-    );
-    assert_eq!(
-        ok(&s.server, &["rev-list", "--count", "main"]),
-        "2",
-        "applied once"
-    );
+    told_the_result_applied_once(&s, &again);
 }
 
 #[test]
@@ -461,4 +443,19 @@ fn stored_before_the_server_died(web: crate::http::Web) {
         text(&out.stdout)
     );
     assert_eq!(server.git("truth", &["show", "main:a.txt"]), "hello");
+}
+
+/// `out`, a push-reply's, printed the request's successful result, and
+/// the request's edit is on the server's main once.
+fn told_the_result_applied_once(s: &Setup, out: &std::process::Output) {
+    assert!(
+        text(&out.stdout).contains("Clada-Status: success"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        ok(&s.server, &["rev-list", "--count", "main"]),
+        "2",
+        "applied once"
+    );
 }
