@@ -192,8 +192,22 @@ pub(super) fn answer_request(
         let status = status_of(&text).unwrap_or_else(|| "error".into());
         print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
         let _shared = server.shared(repo)?;
+        // A hook logs a request after taking it away: one still there
+        // was left by a hook stopped before it logged it.
+        let unlogged = repo.ref_target(&request_ref(id)).map_err(git)? == Some(request.commit);
         remove_request(repo, author, request, out);
         super::authorize::forget(repo, id);
+        if unlogged {
+            super::log::record(
+                repo,
+                id,
+                request.pusher.as_deref(),
+                request.branch.as_deref(),
+                &status,
+                &timing,
+                true,
+            );
+        }
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();

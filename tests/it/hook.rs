@@ -1067,6 +1067,16 @@ fn a_request_whose_hook_died_anywhere_is_answered_exactly_once_later() {
         assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello", "{point}");
         ok(&s.server, &["fsck", "--strict", "--no-progress"]);
         assert!(!s.server.join("clada.lock").exists(), "{point}");
+        // Logged once: by the hook that answered it, or by the one that
+        // found its result left behind.
+        let log = std::fs::read_to_string(s.server.join("clada/requests.log")).unwrap_or_default();
+        assert_eq!(
+            log.lines()
+                .filter(|l| l.contains(&format!("\"{id}\"")))
+                .count(),
+            1,
+            "{point}: {log}"
+        );
     }
 }
 
