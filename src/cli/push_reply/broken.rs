@@ -157,14 +157,42 @@ fn holds(listed: &str, name: &str, object: Option<&str>) -> bool {
 /// repository`, after ssh's own: connection refused, closed by the remote
 /// host) and over HTTP (the first request failed: `unable to access`, and
 /// the refusals of that request). In another language than git's English
-/// they are not recognised, and the server is asked instead.
+/// they are not recognised, and the server is asked instead. Over HTTP
+/// the push's own request (after the references were listed) that could
+/// not connect at all is one too: curl's errors 6 and 7 (the host not
+/// found, the connection refused) come before a byte is sent.
 fn never_sent(said: &str) -> bool {
     said.lines().any(|l| {
         let l = l.strip_prefix("fatal: ").unwrap_or(l);
+        let l = l.strip_prefix("error: ").unwrap_or(l);
         l.starts_with("Could not read from remote repository")
             || l.starts_with("unable to access '")
             || l.starts_with("Authentication failed for '")
             || l.starts_with("rate limited by '")
             || (l.starts_with("repository '") && l.ends_with("' not found"))
+            || l.starts_with("RPC failed; curl 6 ")
+            || l.starts_with("RPC failed; curl 7 ")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_push_whose_own_request_could_not_connect_sent_nothing() {
+        // What git 2.47 says when the server went away between listing
+        // the references and the push's request.
+        let refused = "error: RPC failed; curl 7 Failed to connect to 127.0.0.1 port 41491 after 0 ms: Could not connect to server\n\
+                       send-pack: unexpected disconnect while reading sideband packet\n\
+                       fatal: the remote end hung up unexpectedly\n";
+        assert!(never_sent(refused));
+        // The connection broke after the request went out: not so.
+        let broke = "error: RPC failed; HTTP 502 curl 22 The requested URL returned error: 502\n\
+                     send-pack: unexpected disconnect while reading sideband packet\n\
+                     fatal: the remote end hung up unexpectedly\n";
+        assert!(!never_sent(broke));
+        let reset = "error: RPC failed; curl 56 Recv failure: Connection reset by peer\n";
+        assert!(!never_sent(reset));
+    }
 }
