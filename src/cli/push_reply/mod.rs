@@ -263,8 +263,8 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
     let applied = matches!(status.as_deref(), Some("success" | "partial"));
     let mut hint = fetch_branch && applied;
     if let Some(post) = post_of(&text).filter(|_| applied && !args.no_update) {
-        // Opened again: the fetch wrote objects behind the first handle's
-        // back.
+        // Opened again when a fetch wrote objects behind the first
+        // handle's back.
         let updated = if fetched {
             Repository::discover(std::path::Path::new("."))
                 .map_err(|e| CliError::new(e.to_string()))?
