@@ -93,7 +93,7 @@ fn clone(root: &Path, server: &Path, name: &str) -> PathBuf {
 }
 
 /// Adds `reply` as the inbox note on `rev` in `client` (replacing one).
-fn note(client: &Path, rev: &str, reply: &str) {
+pub(crate) fn note(client: &Path, rev: &str, reply: &str) {
     let file = client.join(".git/reply.md");
     std::fs::write(&file, reply).unwrap();
     ok(

@@ -51,9 +51,9 @@ fn log(root: &Path) -> String {
 }
 
 /// `git clada push-reply origin <branch>` of `reply` from `client`, with
-/// the pusher's variable `var` set to `user` (the hooks inherit it over
-/// the local filesystem, as a web server's `REMOTE_USER`).
-fn push_reply_as(client: &Path, var_user: Option<(&str, &str)>, branch: &str) -> Output {
+/// the variables `env` set: the pusher's (the hooks inherit it over the
+/// local filesystem, as a web server's `REMOTE_USER`), a fault point.
+fn push_reply_as(client: &Path, env: &[(&str, &str)], branch: &str) -> Output {
     let file = client.join(".git/request.md");
     std::fs::write(&file, EDIT).unwrap();
     let mut cmd = git_cmd(
@@ -68,9 +68,7 @@ fn push_reply_as(client: &Path, var_user: Option<(&str, &str)>, branch: &str) ->
             "200ms",
         ],
     );
-    if let Some((var, user)) = var_user {
-        cmd.env(var, user);
-    }
+    cmd.envs(env.iter().copied());
     cmd.output().expect("run git clada push-reply")
 }
 
@@ -91,7 +89,7 @@ fn a_request_for_a_branch_the_pusher_may_not_write_is_refused_at_the_push() {
     let (root, server, client) = server();
     authorize_with_script(root.path(), &server);
     let main = ok(&server, &["rev-parse", "main"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "bob")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "bob")], "main");
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("push rejected: refs/clada/inbox/"), "{said}");
@@ -114,20 +112,7 @@ fn a_request_for_a_branch_the_pusher_may_not_write_is_refused_at_the_push() {
         log(root.path())
     );
     // A note in the shared inbox on main's tip is refused the same way.
-    let file = client.join(".git/reply.md");
-    std::fs::write(&file, EDIT).unwrap();
-    ok(
-        &client,
-        &[
-            "notes",
-            "--ref",
-            "clada-inbox",
-            "add",
-            "-F",
-            file.to_str().unwrap(),
-            "HEAD",
-        ],
-    );
+    crate::hook::note(&client, "HEAD", EDIT);
     let pushed = git_cmd(&client, &["push", "origin", "refs/notes/clada-inbox"])
         .env("GL_USER", "bob")
         .output()
@@ -145,7 +130,7 @@ fn a_request_for_a_branch_the_pusher_may_not_write_is_refused_at_the_push() {
 fn a_request_the_command_allows_is_applied_with_its_pusher_recorded() {
     let (root, server, client) = server();
     authorize_with_script(root.path(), &server);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "alice")], "main");
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
@@ -162,7 +147,7 @@ fn a_request_the_command_allows_is_applied_with_its_pusher_recorded() {
     // lock.
     assert_eq!(log(root.path()).lines().count(), 2, "{}", log(root.path()));
     // Gitea's variable, and bob on a branch he may write.
-    let out = push_reply_as(&client, Some(("GITEA_PUSHER_NAME", "bob")), "agents/b");
+    let out = push_reply_as(&client, &[("GITEA_PUSHER_NAME", "bob")], "agents/b");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let post = ok(&server, &["log", "-1", "--format=%B", "agents/b"]);
     assert_eq!(trailer(&post, "Clada-Pusher"), Some("bob"), "{post}");
@@ -173,7 +158,7 @@ fn with_authorize_set_a_push_without_a_known_pusher_is_refused() {
     let (root, server, client) = server();
     authorize_with_script(root.path(), &server);
     let main = ok(&server, &["rev-parse", "main"]);
-    let out = push_reply_as(&client, None, "main");
+    let out = push_reply_as(&client, &[], "main");
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
@@ -185,14 +170,14 @@ fn with_authorize_set_a_push_without_a_known_pusher_is_refused() {
     // clada.pusherVariables replaces the list: REMOTE_USER is then not
     // read.
     ok(&server, &["config", "clada.pusherVariables", "MY_USER"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "alice")], "main");
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
         said.contains("none of git config clada.pusherVariables (MY_USER) is set"),
         "{said}"
     );
-    let out = push_reply_as(&client, Some(("MY_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("MY_USER", "alice")], "main");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
 }
@@ -209,7 +194,7 @@ fn an_authorize_command_that_cannot_start_refuses_the_push() {
         ],
     );
     let main = ok(&server, &["rev-parse", "main"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "alice")], "main");
     let said = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("could not be run"), "{said}");
@@ -223,13 +208,13 @@ fn an_authorize_command_that_cannot_start_refuses_the_push() {
 #[test]
 fn without_authorize_requests_apply_as_before() {
     let (root, server, client) = server();
-    let out = push_reply_as(&client, None, "main");
+    let out = push_reply_as(&client, &[], "main");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(ok(&server, &["show", "main:a.txt"]), "hello");
     let post = ok(&server, &["log", "-1", "--format=%B", "main"]);
     assert_eq!(trailer(&post, "Clada-Pusher"), None, "{post}");
     // A known pusher is recorded all the same, and not checked.
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "bob")), "agents/b");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "bob")], "agents/b");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let post = ok(&server, &["log", "-1", "--format=%B", "agents/b"]);
     assert_eq!(trailer(&post, "Clada-Pusher"), Some("bob"), "{post}");
@@ -245,24 +230,11 @@ fn a_request_left_by_a_stopped_hook_keeps_its_pusher() {
     let (root, server, client) = server();
     authorize_with_script(root.path(), &server);
     // Alice's request, its post-receive stopped once it holds the lock.
-    let file = client.join(".git/request.md");
-    std::fs::write(&file, EDIT).unwrap();
-    let stopped = git_cmd(
+    let stopped = push_reply_as(
         &client,
-        &[
-            "clada",
-            "push-reply",
-            "origin",
-            "main",
-            file.to_str().unwrap(),
-            "--timeout",
-            "200ms",
-        ],
-    )
-    .env("REMOTE_USER", "alice")
-    .env("CLADA_FAULT", "hook-locked")
-    .output()
-    .unwrap();
+        &[("REMOTE_USER", "alice"), ("CLADA_FAULT", "hook-locked")],
+        "main",
+    );
     let waiting = ok(
         &server,
         &["for-each-ref", "--format=%(refname)", "refs/clada/inbox/"],
@@ -289,7 +261,7 @@ fn post_receive_asks_again_for_the_branch_it_applies_to() {
     authorize_with_script(root.path(), &server);
     std::fs::remove_file(server.join("hooks/pre-receive")).unwrap();
     let main = ok(&server, &["rev-parse", "main"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "bob")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "bob")], "main");
     let said = text(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert_eq!(ok(&server, &["rev-parse", "main"]), main, "main unmoved");
@@ -312,13 +284,13 @@ fn an_authorize_setting_that_names_no_command_fails_every_push_of_a_request() {
     let (_root, server, client) = server();
     ok(&server, &["config", "clada.authorize", "  "]);
     let main = ok(&server, &["rev-parse", "main"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "alice")], "main");
     let said = text(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("names no command"), "{said}");
     assert_eq!(ok(&server, &["rev-parse", "main"]), main);
     ok(&server, &["config", "clada.authorize", "'unclosed"]);
-    let out = push_reply_as(&client, Some(("REMOTE_USER", "alice")), "main");
+    let out = push_reply_as(&client, &[("REMOTE_USER", "alice")], "main");
     let said = text(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert!(
@@ -337,24 +309,11 @@ fn a_push_claiming_a_waiting_requests_id_cannot_change_its_pusher() {
     // Without clada.authorize, where the pusher is only recorded (with
     // it, carol would also have to be allowed to write main).
     let (root, server, client) = server();
-    let file = client.join(".git/request.md");
-    std::fs::write(&file, EDIT).unwrap();
-    git_cmd(
+    push_reply_as(
         &client,
-        &[
-            "clada",
-            "push-reply",
-            "origin",
-            "main",
-            file.to_str().unwrap(),
-            "--timeout",
-            "200ms",
-        ],
-    )
-    .env("REMOTE_USER", "alice")
-    .env("CLADA_FAULT", "hook-locked")
-    .output()
-    .unwrap();
+        &[("REMOTE_USER", "alice"), ("CLADA_FAULT", "hook-locked")],
+        "main",
+    );
     let waiting = ok(
         &server,
         &[

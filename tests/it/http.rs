@@ -444,20 +444,7 @@ fn the_shared_inbox_still_works_over_http() {
     let root = scratch();
     let client = seeded(&server, root.path(), "demo");
     let tip = ok(&client, &["rev-parse", "HEAD"]);
-    let file = client.join(".git/reply.md");
-    std::fs::write(&file, EDIT).unwrap();
-    ok(
-        &client,
-        &[
-            "notes",
-            "--ref",
-            "clada-inbox",
-            "add",
-            "-F",
-            file.to_str().unwrap(),
-            "HEAD",
-        ],
-    );
+    crate::hook::note(&client, "HEAD", EDIT);
     let pushed = run(&client, &["push", "origin", "+refs/notes/clada-inbox"]);
     let said = text(&pushed.stderr);
     assert!(pushed.status.success(), "{said}");

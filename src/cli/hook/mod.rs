@@ -121,17 +121,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let mut out = String::new();
             server::log::mark_start();
             let ours = server::receive::post_receive(&repo, &CliHost, &input, &mut out);
-            // After the answers: old results go, whatever this push was.
-            let kept = host::results_kept_for(&repo);
-            let when = server::expire::When::Due;
-            if let Err(e) = server::expire::expire_results(&repo, kept, when, &mut out) {
-                say!(
-                    out,
-                    "clada: old results could not be removed: {}",
-                    e.message
-                );
-            }
-            crate::git::lock::sweep_claims(&server::request::claims_dir(&repo));
+            tidy(&repo, server::expire::When::Due, &mut out);
             emit(&out);
             Ok(worst(chained, ours?.into()))
         }
@@ -141,16 +131,7 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
             let mut out = String::new();
             let repo = open()?;
             let done = server::request::recover_now(&repo, &CliHost, &mut out);
-            let kept = host::results_kept_for(&repo);
-            let when = server::expire::When::Always;
-            if let Err(e) = server::expire::expire_results(&repo, kept, when, &mut out) {
-                say!(
-                    out,
-                    "clada: old results could not be removed: {}",
-                    e.message
-                );
-            }
-            crate::git::lock::sweep_claims(&server::request::claims_dir(&repo));
+            tidy(&repo, server::expire::When::Always, &mut out);
             // Run from cron, its lines are a log: on stderr, with errors.
             let _ = std::io::stderr().write_all(out.as_bytes());
             Ok(done?.into())
@@ -161,6 +142,20 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
 /// Prints a receive hook's buffered output. git shows it to the pusher;
 /// one who hung up cannot read it, which is no error of the hook's (and
 /// must not make it panic).
+/// After the answers, whatever this push was (or on `hook recover`): old
+/// results go when `when` says it is time, and claims long dead.
+fn tidy(repo: &Repository, when: server::expire::When, out: &mut String) {
+    let kept = host::results_kept_for(repo);
+    if let Err(e) = server::expire::expire_results(repo, kept, when, out) {
+        say!(
+            out,
+            "clada: old results could not be removed: {}",
+            e.message
+        );
+    }
+    crate::git::lock::sweep_claims(&server::request::claims_dir(repo));
+}
+
 fn emit(out: &str) {
     let _ = super::write_stdout(|stdout| stdout.write_all(out.as_bytes()));
 }
