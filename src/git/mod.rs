@@ -36,6 +36,7 @@ pub mod paths;
 pub mod quarantine;
 pub mod queue;
 pub mod scratch;
+pub mod ship;
 pub mod snapshot;
 pub mod state;
 pub mod switch;

@@ -14,6 +14,7 @@
 //! ```
 
 use crate::git::ObjectId;
+use crate::git::ship::{Kind, Object};
 
 /// Everything a result note says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +89,13 @@ pub fn post_of(note: &[u8]) -> Option<ObjectId> {
 /// message), when it names a valid one.
 pub fn branch_of(message: &[u8]) -> Option<String> {
     branch_trailer(message).filter(|b| is_branch_name(b))
+}
+
+/// Whether a request's message asks for the objects the branch gained
+/// since the reply's commit (`Clada-Objects: send`, as `push-reply` writes
+/// it): a person pushing a request by hand is not shown them.
+pub fn wants_objects(message: &[u8]) -> bool {
+    trailer(message, "Clada-Objects").as_deref() == Some("send")
 }
 
 /// The value of a request's `Clada-Branch` trailer as written, a branch's
@@ -172,6 +180,60 @@ pub fn post_from_push_output(
         &format!("clada: end of the post commit of request {id}"),
     )?;
     (commit_id(text.as_bytes()) == Some(post)).then(|| text.into_bytes())
+}
+
+/// The objects the branch gained since `base` (the commit request `id`
+/// was sent for), as post-receive prints them after the post commit of a
+/// request it replayed on a moved tip (`git::ship`): a line each, kind,
+/// id and the bytes in hex (`-` for none: git may drop a line's trailing
+/// space), which a push's output carries unchanged.
+pub fn objects_envelope(id: &str, base: ObjectId, objects: &[Object]) -> String {
+    let mut text = format!("clada: request {id}: the objects since {base} follow\n");
+    for o in objects {
+        text.push_str(o.kind.as_str());
+        text.push(' ');
+        text.push_str(&o.id.to_string());
+        text.push(' ');
+        if o.data.is_empty() {
+            text.push('-');
+        } else {
+            text.push_str(&faster_hex::hex_string(&o.data));
+        }
+        text.push('\n');
+    }
+    text.push_str(&format!("clada: end of the objects of request {id}\n"));
+    text
+}
+
+/// The objects since `base` of request `id` from a push's standard error,
+/// when they are there whole and well-formed (their ids are checked when
+/// they are written: `Repository::take_objects`).
+pub fn objects_from_push_output(stderr: &str, id: &str, base: ObjectId) -> Option<Vec<Object>> {
+    let start = format!("clada: request {id}: the objects since {base} follow");
+    let (_, text) = block(
+        stderr,
+        |line| (line == start).then_some(""),
+        &format!("clada: end of the objects of request {id}"),
+    )?;
+    text.lines()
+        .map(|line| {
+            let mut parts = line.split(' ');
+            let kind = Kind::parse(parts.next()?)?;
+            let id = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
+            let hex = match parts.next()? {
+                "-" => &b""[..],
+                hex => hex.as_bytes(),
+            };
+            if parts.next().is_some() || hex.len() % 2 != 0 {
+                return None;
+            }
+            let mut data = vec![0; hex.len() / 2];
+            if !hex.is_empty() {
+                faster_hex::hex_decode(hex, &mut data).ok()?;
+            }
+            Some(Object { kind, id, data })
+        })
+        .collect()
 }
 
 /// The lines of a push's standard error between the first line `start`
@@ -316,5 +378,40 @@ mod tests {
         assert_eq!(post_envelope("r/1", post, b"tree x\r\n\nm\n"), None);
         assert_eq!(post_envelope("r/1", post, b"tree x\n\nm"), None);
         assert_eq!(post_envelope("r/1", post, b"tree x\n\n\xff\n"), None);
+    }
+
+    #[test]
+    fn objects_come_back_from_a_push_as_they_were_sent() {
+        use crate::git::ship::{Kind, Object};
+        let base = ObjectId::from_hex("b".repeat(40).as_bytes()).unwrap();
+        let object = |kind, hex: &str, data: &[u8]| Object {
+            kind,
+            id: ObjectId::from_hex(hex.repeat(40).as_bytes()).unwrap(),
+            data: data.to_vec(),
+        };
+        let objects = vec![
+            object(Kind::Blob, "1", b""),
+            object(Kind::Blob, "2", b"\x00\xff\r\n  "),
+            object(Kind::Tree, "3", b"100644 a\0..."),
+            object(Kind::Commit, "4", b"tree x\n\nm\n"),
+        ];
+        let shown: String = objects_envelope("r/1", base, &objects)
+            .lines()
+            .map(|l| format!("remote: {l}        \n"))
+            .collect();
+        assert_eq!(
+            objects_from_push_output(&shown, "r/1", base),
+            Some(objects.clone())
+        );
+        assert_eq!(objects_from_push_output(&shown, "r/2", base), None);
+        let other = ObjectId::from_hex("c".repeat(40).as_bytes()).unwrap();
+        assert_eq!(objects_from_push_output(&shown, "r/1", other), None);
+        // Cut short, or a line changed: not taken.
+        let cut: String = shown.lines().take(3).map(|l| format!("{l}\n")).collect();
+        assert_eq!(objects_from_push_output(&cut, "r/1", base), None);
+        let odd = shown.replacen("tree 333", "tag 333", 1);
+        assert_eq!(objects_from_push_output(&odd, "r/1", base), None);
+        let short = shown.replacen("00ff", "0ff", 1);
+        assert_eq!(objects_from_push_output(&short, "r/1", base), None);
     }
 }

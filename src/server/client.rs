@@ -12,7 +12,10 @@ use crate::hook::result::{request_of, request_ref_of};
 /// Writes the request for `reply` on commit `tip` of `branch` (its short
 /// name): a notes commit holding the reply as the note on `tip`, whose
 /// `Clada-Branch` trailer names the branch to apply it to
-/// (`hook::result::branch_of` reads it on the server).
+/// (`hook::result::branch_of` reads it on the server), and whose
+/// `Clada-Objects: send` asks the server to print the objects the branch
+/// gained since `tip` when it replays the reply on a tip that moved
+/// (`git::ship`; `hook::result::wants_objects`), for `rebuild` to take.
 pub fn request_commit(
     repo: &Repository,
     author: &Identity,
@@ -23,7 +26,7 @@ pub fn request_commit(
     repo.notes_commit(
         author,
         &[(tip, reply)],
-        &format!("clada: request\n\nClada-Branch: {branch}\n"),
+        &format!("clada: request\n\nClada-Branch: {branch}\nClada-Objects: send\n"),
     )
 }
 

@@ -2,8 +2,10 @@
 //! instead of fetched (doc/hooks.md, "Requests of their own").
 //!
 //! After a request's result, the server's hook prints the post commit's
-//! bytes. The commit's tree is the reply's operations on the branch's tip,
-//! which the agent has: `push-reply` applies the reply here in memory
+//! bytes, and when it replayed the request on a tip that moved since the
+//! agent's, the objects the branch gained in between (`git::ship`). The
+//! commit's tree is the reply's operations on the branch's tip, which the
+//! agent then has: `push-reply` applies the reply here in memory
 //! ([`crate::transaction::replay_tree`]) and, when that gives the tree the
 //! commit names, writes the new objects and the commit (whose id then is
 //! the one announced) instead of fetching them — one HTTP exchange and
@@ -16,7 +18,7 @@
 //! library; `cli/push_reply/` pushes, fetches and prints.
 
 use crate::git::{ObjectId, Repository};
-use crate::hook::result::post_from_push_output;
+use crate::hook::result::{objects_from_push_output, post_from_push_output};
 use crate::reply::{self, ReplyInput};
 
 use super::Host;
@@ -43,10 +45,11 @@ pub fn take_post(
         }
         let raw = post_from_push_output(shown, id, post, |bytes| repo.commit_id(bytes))?;
         let (tree, parents) = repo.parse_commit(&raw)?;
-        // A server's apply has no pre commit: the post commit is on the tip.
-        if parents != [tip] {
+        // A server's apply has no pre commit: the post commit is on the
+        // branch's tip, ours or one it moved to since.
+        let [on] = parents[..] else {
             return Some(false);
-        }
+        };
         let choice = host.syntax(repo).ok()?;
         let delims = host.delimiters(repo).ok()?;
         let parsed = reply::parse(input, choice, &delims);
@@ -57,8 +60,16 @@ pub fn take_post(
         // server refuses it (the default): one that ran it made another tree,
         // and its commit is fetched.
         let mut scratch = repo.in_memory();
+        // The commits the branch gained since ours, when the server sent
+        // them whole (`git::ship`); else they are fetched.
+        if on != tip {
+            let objects = objects_from_push_output(shown, id, tip)?;
+            if !scratch.take_objects(&objects, tip, on).ok()? {
+                return Some(false);
+            }
+        }
         let replayed = host
-            .replayed_tree(&scratch, &parsed, tip, Some("refused"))
+            .replayed_tree(&scratch, &parsed, on, Some("refused"))
             .ok()??;
         if replayed != tree {
             return Some(false);

@@ -15,7 +15,8 @@ use crate::git::lock::{Claim, claimed};
 use crate::git::{ObjectId, Repository};
 use crate::hook::requests::{self, claim_file, request_id, request_ref, result_ref};
 use crate::hook::result::{
-    ResultNote, branch_of, envelope, post_envelope, post_of, request_of, request_ref_of, status_of,
+    ResultNote, branch_of, envelope, objects_envelope, post_envelope, post_of, request_of,
+    request_ref_of, status_of, wants_objects,
 };
 
 use crate::reply;
@@ -40,9 +41,21 @@ pub(super) struct Request {
     pub(super) branch: Option<String>,
     /// Who pushed it, as its pre-receive recorded (`authorize.rs`).
     pub(super) pusher: Option<String>,
+    /// Whether its message asks for the objects the branch gained since
+    /// the reply's commit (`Clada-Objects: send`).
+    wants_objects: bool,
 }
 
 impl Request {
+    /// The commit its one reply was written for (`push-reply` sends one),
+    /// when it asks for the objects the branch gained since.
+    fn base(&self) -> Option<ObjectId> {
+        match self.notes[..] {
+            [note] if self.wants_objects => Some(note.target),
+            _ => None,
+        }
+    }
+
     pub(super) fn read(repo: &Repository, id: &str, commit: ObjectId) -> Result<Request, Error> {
         let message = repo.commit_message(commit).map_err(git)?;
         Ok(Request {
@@ -51,6 +64,7 @@ impl Request {
             notes: repo.changed_notes(None, commit).map_err(git)?,
             branch: branch_of(&message).map(|b| format!("refs/heads/{b}")),
             pusher: super::authorize::recorded(repo, id, commit),
+            wants_objects: wants_objects(&message),
         })
     }
 }
@@ -190,7 +204,15 @@ pub(super) fn answer_request(
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
-        print_result(repo, id, &status, &String::from_utf8_lossy(&text), out);
+        let base = request.base();
+        print_result(
+            repo,
+            id,
+            base,
+            &status,
+            &String::from_utf8_lossy(&text),
+            out,
+        );
         let _shared = server.shared(repo)?;
         // A hook logs a request after taking it away: one still there
         // was left by a hook stopped before it logged it.
@@ -253,7 +275,7 @@ pub(super) fn answer_request(
     drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
-        print_result(repo, id, status, text, out);
+        print_result(repo, id, request.base(), status, text, out);
     } else {
         for (target, status, text) in &answered {
             say!(
@@ -291,16 +313,37 @@ pub(super) fn answer_request(
 
 /// Prints the result of request `id` for its pusher, in its envelope,
 /// then the post commit it names, if any, for the pusher to take without
-/// fetching it (`git clada push-reply`).
-fn print_result(repo: &Repository, id: &str, status: &str, text: &str, out: &mut String) {
+/// fetching it (`git clada push-reply`). When the request was sent for
+/// `base` and replayed on a tip that moved since, the objects since
+/// `base` follow, if they are few (`git::ship`): the pusher lacks them.
+fn print_result(
+    repo: &Repository,
+    id: &str,
+    base: Option<ObjectId>,
+    status: &str,
+    text: &str,
+    out: &mut String,
+) {
     out.push_str(&envelope(id, status, text));
     // Only a commit the branch moved to is one the pusher takes.
     let moved = matches!(status, "success" | "failed" | "partial");
-    if let Some(post) = post_of(text.as_bytes()).filter(|_| moved)
-        && let Ok(raw) = repo.raw_commit(post)
-        && let Some(shown) = post_envelope(id, post, &raw)
+    let Some(post) = post_of(text.as_bytes()).filter(|_| moved) else {
+        return;
+    };
+    let Ok(raw) = repo.raw_commit(post) else {
+        return;
+    };
+    let Some(shown) = post_envelope(id, post, &raw) else {
+        return;
+    };
+    out.push_str(&shown);
+    if let Some(base) = base
+        && let Some((_, parents)) = repo.parse_commit(&raw)
+        && let [on] = parents[..]
+        && on != base
+        && let Ok(Some(objects)) = repo.objects_since(base, on)
     {
-        out.push_str(&shown);
+        out.push_str(&objects_envelope(id, base, &objects));
     }
 }
 

@@ -1338,6 +1338,96 @@ fn push_reply_rebuilds_the_applied_commit_and_fetches_it_only_when_it_differs() 
 }
 
 #[test]
+fn push_reply_takes_the_commits_the_branch_gained_from_the_push_and_fetches_only_many() {
+    let s = setup();
+    let fetched = |trace: &Path| {
+        std::fs::read_to_string(trace)
+            .unwrap()
+            .contains(r#""argv":["git","fetch""#)
+    };
+    let trace = s.root.path().join("trace.json");
+    // Another agent moves main by two commits the client does not have:
+    // a new directory, an empty file, a symbolic link, a changed file.
+    let other = clone(s.root.path(), &s.server, "other");
+    std::fs::create_dir_all(other.join("d/e")).unwrap();
+    std::fs::write(other.join("d/e/f.txt"), "deep\n").unwrap();
+    std::fs::write(other.join("empty.txt"), "").unwrap();
+    ok(&other, &["add", "."]);
+    ok(&other, &["commit", "-q", "-m", "deep and empty"]);
+    std::fs::write(other.join("d/e/f.txt"), "deeper\n").unwrap();
+    std::os::unix::fs::symlink("a.txt", other.join("link")).unwrap();
+    ok(&other, &["add", "."]);
+    ok(&other, &["commit", "-q", "-m", "changed, and a link"]);
+    ok(&other, &["push", "-q", "origin", "main"]);
+    // The client's request is replayed on that tip; its push's output
+    // brings the two commits, and nothing is fetched.
+    let reply = "<---WRITE file=\"new/b.txt\"--->\nnew\n<---END--->\n";
+    let out = push_reply_traced(&s.client, reply, &trace);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!fetched(&trace), "{}", text(&out.stderr));
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), applied);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("d/e/f.txt")).unwrap(),
+        "deeper\n"
+    );
+    assert_eq!(std::fs::read(s.client.join("empty.txt")).unwrap(), b"");
+    assert_eq!(
+        std::fs::read_link(s.client.join("link")).unwrap(),
+        Path::new("a.txt")
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("new/b.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(ok(&s.client, &["status", "--porcelain"]), "");
+    // More than the output carries (a blob over 256 KiB): fetched, and
+    // the same in the end.
+    ok(&other, &["pull", "-q", "--ff-only"]);
+    std::fs::write(other.join("big.txt"), "x".repeat(300 << 10)).unwrap();
+    ok(&other, &["add", "big.txt"]);
+    ok(&other, &["commit", "-q", "-m", "big"]);
+    ok(&other, &["push", "-q", "origin", "main"]);
+    let reply = "<---WRITE file=\"new/c.txt\"--->\nnext\n<---END--->\n";
+    let out = push_reply_traced(&s.client, reply, &trace);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(fetched(&trace), "{}", text(&out.stderr));
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "main"]), applied);
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        std::fs::read_to_string(s.client.join("big.txt"))
+            .unwrap()
+            .len(),
+        300 << 10
+    );
+    // A request pushed by hand does not ask for the objects: its pusher's
+    // terminal is not filled with them.
+    ok(&other, &["pull", "-q", "--ff-only"]);
+    std::fs::write(other.join("more.txt"), "more\n").unwrap();
+    ok(&other, &["add", "more.txt"]);
+    ok(&other, &["commit", "-q", "-m", "more"]);
+    ok(&other, &["push", "-q", "origin", "main"]);
+    let request = request_by_hand(&s.client, "main", "main", EDIT);
+    let pushed = git_cmd(
+        &s.client,
+        &[
+            "push",
+            "origin",
+            &format!("{request}:refs/clada/inbox/by-hand"),
+        ],
+    )
+    .output()
+    .unwrap();
+    let said = text(&pushed.stderr);
+    assert!(pushed.status.success(), "{said}");
+    assert!(said.contains("its post commit"), "{said}");
+    assert!(!said.contains("the objects since"), "{said}");
+}
+
+#[test]
 fn post_receive_answers_a_request_when_the_pusher_has_hung_up() {
     // The pusher stopped reading: what the hook says cannot be written.
     // It still answers the request, exits as usual and does not panic.
