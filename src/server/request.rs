@@ -312,10 +312,14 @@ pub(super) fn answer_request(
 }
 
 /// Prints the result of request `id` for its pusher, in its envelope,
-/// then the post commit it names, if any, for the pusher to take without
-/// fetching it (`git clada push-reply`). When the request was sent for
-/// `base` and replayed on a tip that moved since, the objects since
-/// `base` follow, if they are few (`git::ship`): the pusher lacks them.
+/// then what the pusher needs to take the post commit it names, if any,
+/// without fetching it (`git clada push-reply`). A request sent for
+/// `base` that asks for them (`Clada-Objects: send`) gets the objects
+/// since `base` (`git::ship`): the post commit's and, when it was
+/// replayed on a tip that moved since, those of the commits in between.
+/// Otherwise, or when they are too many, the post commit alone, for the
+/// pusher to rebuild its tree (`rebuild`), and the commits in between if
+/// they are few.
 fn print_result(
     repo: &Repository,
     id: &str,
@@ -330,6 +334,11 @@ fn print_result(
     let Some(post) = post_of(text.as_bytes()).filter(|_| moved) else {
         return;
     };
+    let since = |tip| base.and_then(|base| Some((base, repo.objects_since(base, tip).ok()??)));
+    if let Some((base, objects)) = since(post) {
+        out.push_str(&objects_envelope(id, base, &objects));
+        return;
+    }
     let Ok(raw) = repo.raw_commit(post) else {
         return;
     };
@@ -337,11 +346,10 @@ fn print_result(
         return;
     };
     out.push_str(&shown);
-    if let Some(base) = base
-        && let Some((_, parents)) = repo.parse_commit(&raw)
+    if let Some((_, parents)) = repo.parse_commit(&raw)
         && let [on] = parents[..]
-        && on != base
-        && let Ok(Some(objects)) = repo.objects_since(base, on)
+        && Some(on) != base
+        && let Some((base, objects)) = since(on)
     {
         out.push_str(&objects_envelope(id, base, &objects));
     }

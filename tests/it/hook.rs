@@ -1297,7 +1297,7 @@ fn push_reply_traced(client: &Path, reply: &str, trace: &Path) -> Output {
 }
 
 #[test]
-fn push_reply_rebuilds_the_applied_commit_and_fetches_it_only_when_it_differs() {
+fn push_reply_takes_the_applied_commit_from_the_push_and_fetches_it_only_when_it_differs() {
     let s = setup();
     let trace = s.root.path().join("trace.json");
     let fetched = |trace: &Path| {
@@ -1309,31 +1309,58 @@ fn push_reply_rebuilds_the_applied_commit_and_fetches_it_only_when_it_differs() 
     let first = push_reply_traced(&s.client, &reply, &trace);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     // The commit the server made is here, with every object it needs,
-    // and nothing was fetched: the reply applied here made the same tree.
+    // and nothing was fetched: the push's output brought them.
     let applied = ok(&s.server, &["rev-parse", "main"]);
     assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
     assert!(!fetched(&trace), "{}", text(&first.stderr));
     ok(&s.client, &["fsck", "--strict", "--no-progress"]);
     assert_eq!(ok(&s.client, &["show", "origin/main:a.txt"]), "hello");
     assert_eq!(ok(&s.client, &["show", "origin/main:new/b.txt"]), "new");
-    // A clone whose settings apply the reply otherwise than the server
-    // does (files written without a final newline) fetches the server's
-    // commit instead, and has it all the same.
-    ok(&s.client, &["merge", "-q", "--ff-only", "origin/main"]);
+    // A clone whose settings would apply the reply otherwise (files
+    // written without a final newline) takes the server's objects all
+    // the same: it does not apply the reply itself.
     ok(&s.client, &["config", "clada.finalNewline", "false"]);
     let second = push_reply_traced(
         &s.client,
-        "<---WRITE file=\"c.txt\"--->\nno newline here\n<---END--->\n",
+        "<---WRITE file=\"c.txt\"--->\nnewline on the server\n<---END--->\n",
         &trace,
     );
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
-    let applied = ok(&s.server, &["rev-parse", "main"]);
-    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
-    assert!(fetched(&trace), "{}", text(&second.stderr));
-    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert!(!fetched(&trace), "{}", text(&second.stderr));
     assert_eq!(
         ok(&s.client, &["cat-file", "-p", "origin/main:c.txt"]),
-        "no newline here"
+        "newline on the server"
+    );
+    ok(&s.client, &["config", "--unset", "clada.finalNewline"]);
+    // More than the output carries (a file over 256 KiB): the post commit
+    // alone comes back, and the reply applied here makes the same tree.
+    let big = "x".repeat(300 << 10);
+    let third = push_reply_traced(
+        &s.client,
+        &format!("<---WRITE file=\"big.txt\"--->\n{big}\n<---END--->\n"),
+        &trace,
+    );
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third.stderr));
+    assert!(!fetched(&trace), "{}", text(&third.stderr));
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    // A clone whose settings apply such a reply otherwise than the server
+    // does fetches the server's commit instead, and has it all the same.
+    ok(&s.client, &["config", "clada.finalNewline", "false"]);
+    let fourth = push_reply_traced(
+        &s.client,
+        &format!("<---WRITE file=\"big2.txt\"--->\n{big}\n<---END--->\n"),
+        &trace,
+    );
+    assert_eq!(fourth.status.code(), Some(0), "{}", text(&fourth.stderr));
+    let applied = ok(&s.server, &["rev-parse", "main"]);
+    assert_eq!(ok(&s.client, &["rev-parse", "origin/main"]), applied);
+    assert!(fetched(&trace), "{}", text(&fourth.stderr));
+    ok(&s.client, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        ok(&s.client, &["cat-file", "-s", "origin/main:big2.txt"]),
+        ((300 << 10) + 1).to_string()
     );
 }
 
