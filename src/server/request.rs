@@ -204,7 +204,9 @@ pub(super) fn answer_request(
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
-        let base = request.base();
+        // A hook recovering the requests of others prints to its own
+        // pusher, who has no use for their objects.
+        let base = request.base().filter(|_| !recovered);
         print_result(
             repo,
             id,
@@ -275,7 +277,8 @@ pub(super) fn answer_request(
     drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
-        print_result(repo, id, request.base(), status, text, out);
+        let base = request.base().filter(|_| !recovered);
+        print_result(repo, id, base, status, text, out);
     } else {
         for (target, status, text) in &answered {
             say!(
