@@ -208,11 +208,13 @@ pub fn claim_as(path: &Path, identity: &str) -> std::io::Result<()> {
         })
 }
 
-/// Removes the claims in `dir` whose holder is gone and that were last
-/// written over a minute ago (a dead claim counts as none: this only
-/// keeps the directory small), and claims half written by a process that
-/// died. Best effort.
-pub fn sweep_claims(dir: &Path) {
+/// Removes the claims in `dir` whose holder is gone (a dead claim counts
+/// as none: this only keeps the directory small) and that were last
+/// written over a minute ago, or at any age when `now` (`hook recover`,
+/// which has answered what they held), and claims half written by a
+/// process that died (those only after a minute: one being written now
+/// looks the same). Best effort.
+pub fn sweep_claims(dir: &Path, now: bool) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -224,7 +226,8 @@ pub fn sweep_claims(dir: &Path) {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > Duration::from_secs(60));
-        if old && !claimed(&path) {
+        let whole = !entry.file_name().to_string_lossy().ends_with(".new");
+        if (old || now && whole) && !claimed(&path) {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -619,13 +622,21 @@ mod tests {
         age("half.123.new", 120);
         assert!(claimed(&dir.path().join("live-old")));
         assert!(!claimed(&dir.path().join("dead-old")));
-        sweep_claims(dir.path());
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["dead-new", "live-old"]);
+        std::fs::write(dir.path().join("half.456.new"), "").unwrap();
+        let left = || {
+            let mut left: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            left.sort();
+            left
+        };
+        sweep_claims(dir.path(), false);
+        assert_eq!(left(), ["dead-new", "half.456.new", "live-old"]);
+        // `hook recover`: dead claims of any age, but not what may be
+        // being written.
+        sweep_claims(dir.path(), true);
+        assert_eq!(left(), ["half.456.new", "live-old"]);
     }
 
     #[test]

@@ -143,7 +143,8 @@ pub fn run_hook(args: HookArgs) -> Result<Outcome, CliError> {
 /// one who hung up cannot read it, which is no error of the hook's (and
 /// must not make it panic).
 /// After the answers, whatever this push was (or on `hook recover`): old
-/// results go when `when` says it is time, and claims long dead.
+/// results go when `when` says it is time, and claims long dead (on
+/// `hook recover`, `When::Always`, dead claims of any age).
 fn tidy(repo: &Repository, when: server::expire::When, out: &mut String) {
     let kept = host::results_kept_for(repo);
     if let Err(e) = server::expire::expire_results(repo, kept, when, out) {
@@ -153,7 +154,8 @@ fn tidy(repo: &Repository, when: server::expire::When, out: &mut String) {
             e.message
         );
     }
-    crate::git::lock::sweep_claims(&server::request::claims_dir(repo));
+    let now = matches!(when, server::expire::When::Always);
+    crate::git::lock::sweep_claims(&server::request::claims_dir(repo), now);
 }
 
 fn emit(out: &str) {

@@ -157,10 +157,14 @@ fn holds(listed: &str, name: &str, object: Option<&str>) -> bool {
 /// repository`, after ssh's own: connection refused, closed by the remote
 /// host) and over HTTP (the first request failed: `unable to access`, and
 /// the refusals of that request). In another language than git's English
-/// they are not recognised, and the server is asked instead. Over HTTP
-/// the push's own request (after the references were listed) that could
-/// not connect at all is one too: curl's errors 6 and 7 (the host not
-/// found, the connection refused) come before a byte is sent.
+/// they are not recognised, and the server is asked instead. A failure of
+/// the push's own request, after the references were listed, is not one,
+/// not even curl's errors 6 and 7 (the host not found, the connection
+/// refused): curl sends a request over the connection that listed them,
+/// and when the server dies with it, tries once more on a new one and
+/// reports that second connection's failure, after the first delivered
+/// the push (`bench/http_kill.sh --server nginx` found a request so told
+/// "nothing was sent" that was applied).
 fn never_sent(said: &str) -> bool {
     said.lines().any(|l| {
         let l = l.strip_prefix("fatal: ").unwrap_or(l);
@@ -170,8 +174,6 @@ fn never_sent(said: &str) -> bool {
             || l.starts_with("Authentication failed for '")
             || l.starts_with("rate limited by '")
             || (l.starts_with("repository '") && l.ends_with("' not found"))
-            || l.starts_with("RPC failed; curl 6 ")
-            || l.starts_with("RPC failed; curl 7 ")
     })
 }
 
@@ -180,13 +182,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_push_whose_own_request_could_not_connect_sent_nothing() {
-        // What git 2.47 says when the server went away between listing
-        // the references and the push's request.
+    fn a_push_whose_own_request_failed_may_have_sent_it() {
+        // What git 2.47 says when the server went away after listing the
+        // references: its request may have gone out on the connection
+        // that listed them, and curl's second try reports the refusal.
         let refused = "error: RPC failed; curl 7 Failed to connect to 127.0.0.1 port 41491 after 0 ms: Could not connect to server\n\
                        send-pack: unexpected disconnect while reading sideband packet\n\
                        fatal: the remote end hung up unexpectedly\n";
-        assert!(never_sent(refused));
+        assert!(!never_sent(refused));
+        // The first contact failed: nothing went out.
+        let first = "fatal: unable to access 'http://127.0.0.1:41491/r.git/': Failed to connect to 127.0.0.1 port 41491 after 0 ms: Could not connect to server\n";
+        assert!(never_sent(first));
         // The connection broke after the request went out: not so.
         let broke = "error: RPC failed; HTTP 502 curl 22 The requested URL returned error: 502\n\
                      send-pack: unexpected disconnect while reading sideband packet\n\
