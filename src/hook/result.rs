@@ -183,8 +183,9 @@ pub fn post_from_push_output(
 }
 
 /// The objects the branch gained since `base` (the commit request `id`
-/// was sent for), as post-receive prints them after the post commit of a
-/// request it replayed on a moved tip (`git::ship`): a line each, kind,
+/// was sent for), as post-receive prints them after the result
+/// (`git::ship`): the post commit's, and those of the commits in between
+/// when the request was replayed on a tip that moved. A line each: kind,
 /// id and the bytes in hex (`-` for none: git may drop a line's trailing
 /// space), which a push's output carries unchanged.
 pub fn objects_envelope(id: &str, base: ObjectId, objects: &[Object]) -> String {
