@@ -61,8 +61,7 @@ pub(super) fn write_index(
     use sha1::Digest as _;
     let fail = |e: &dyn std::fmt::Display| GitError::op("write the index", e);
     // A small index is written in less time than two threads take to
-    // start (most of a clone's first apply, and every push-reply's update
-    // in a small repository).
+    // start (every apply and push-reply update in a small repository).
     if index.entries().len() < THREADS_FROM {
         let mut hasher = sha1::Sha1::new();
         let mut chunks = Vec::new();

@@ -14,8 +14,9 @@ use crate::hook::result::{request_of, request_ref_of};
 /// `Clada-Branch` trailer names the branch to apply it to
 /// (`hook::result::branch_of` reads it on the server), and whose
 /// `Clada-Objects: send` asks the server to print the objects the branch
-/// gained since `tip` when it replays the reply on a tip that moved
-/// (`git::ship`; `hook::result::wants_objects`), for `rebuild` to take.
+/// gained since `tip` — the post commit's, and after a replay on a tip
+/// that moved those of the commits in between (`git::ship`;
+/// `hook::result::wants_objects`) — for `rebuild` to take.
 pub fn request_commit(
     repo: &Repository,
     author: &Identity,
