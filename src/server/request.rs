@@ -192,6 +192,10 @@ pub(super) fn answer_request(
 ) -> Result<Vec<String>, Error> {
     let timing = super::log::Timing::start();
     let recovered = matches!(came, Came::Left);
+    // The commit whose objects since are printed for the pusher: none for
+    // a hook recovering the requests of others, which prints to its own
+    // pusher, who has no use for them.
+    let base = request.base().filter(|_| !recovered);
     let none = Replies::default();
     let (pushed, replies) = match came {
         Came::Pushed(pushed, replies) => (pushed, replies),
@@ -204,9 +208,6 @@ pub(super) fn answer_request(
         // answered before a hook was stopped short of deleting it.
         let text = repo.commit_message(done).map_err(git)?;
         let status = status_of(&text).unwrap_or_else(|| "error".into());
-        // A hook recovering the requests of others prints to its own
-        // pusher, who has no use for their objects.
-        let base = request.base().filter(|_| !recovered);
         print_result(
             repo,
             id,
@@ -277,7 +278,6 @@ pub(super) fn answer_request(
     drop(shared);
     let mut statuses = Vec::new();
     if let [(_, status, text)] = answered.as_slice() {
-        let base = request.base().filter(|_| !recovered);
         print_result(repo, id, base, status, text, out);
     } else {
         for (target, status, text) in &answered {
