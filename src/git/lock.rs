@@ -116,17 +116,38 @@ pub(super) fn wait_released(path: &Path, timeout: Duration) -> Released {
     }
 }
 
+/// What `/proc/<pid>/stat` says of a process that the lock and push-reply
+/// look at.
+pub(crate) struct ProcessStat {
+    /// Its state (`R`, `S`, `Z` for a zombie…).
+    pub state: char,
+    pub parent: u32,
+    /// When it started, in clock ticks since boot: with the pid, what
+    /// tells it from a later process under a reused pid.
+    pub start: u64,
+}
+
+/// Process `pid`'s state, parent and start time, from `/proc` (`None`
+/// where there is no such process, or no `/proc`).
+pub(crate) fn process_stat(pid: u32) -> Option<ProcessStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields 3 (state), 4 (parent) and 22 (start time) come after the
+    // command name, which is in parentheses and may itself contain spaces.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let start = fields.nth(17)?.parse().ok()?;
+    Some(ProcessStat {
+        state,
+        parent,
+        start,
+    })
+}
+
 /// What identifies a live process: its pid and, where the system tells, its
 /// start time (so a reused pid is not mistaken for the holder).
 fn identity(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22 (start time) comes after the command name, which is in
-    // parentheses and may itself contain spaces.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after
-        .split_whitespace()
-        .nth(19)
-        .map(|s| format!("{pid} {s}"))
+    process_stat(pid).map(|p| format!("{pid} {}", p.start))
 }
 
 pub(super) fn my_identity() -> String {
@@ -243,7 +264,7 @@ pub fn sweep_claims(dir: &Path, now: bool) {
 pub fn receiver_identity() -> Option<String> {
     let mut pid = std::process::id();
     for _ in 0..8 {
-        pid = parent_of(pid)?;
+        pid = process_stat(pid)?.parent;
         if pid <= 1 {
             return None;
         }
@@ -252,18 +273,6 @@ pub fn receiver_identity() -> Option<String> {
         }
     }
     None
-}
-
-/// The parent of process `pid`, from `/proc`.
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 4, after the command name (in parentheses, maybe with spaces)
-    // and the state.
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// Whether process `pid` is `git-receive-pack`, or `git` running
@@ -674,7 +683,7 @@ mod tests {
         receiving.wait().unwrap();
         assert!(found);
         assert_eq!(
-            parent_of(std::process::id()),
+            process_stat(std::process::id()).map(|p| p.parent),
             Some(std::os::unix::process::parent_id())
         );
     }

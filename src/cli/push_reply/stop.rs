@@ -6,6 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::git::lock::process_stat;
+
 /// Stops git and every process under it: asked to end first (SIGTERM:
 /// git removes its lock files and temporary packs), killed a second
 /// later if they have not.
@@ -53,13 +55,8 @@ fn alive(p: &Under) -> bool {
 
 /// The parent, state and start time of process `pid`, from `/proc`.
 fn stat(pid: libc::pid_t) -> Option<(libc::pid_t, char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name, in parentheses and maybe with spaces.
-    let mut fields = text[text.rfind(')')? + 1..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let parent = fields.next()?.parse().ok()?;
-    let start = fields.nth(17)?.parse().ok()?;
-    Some((parent, state, start))
+    let p = process_stat(u32::try_from(pid).ok()?)?;
+    Some((libc::pid_t::try_from(p.parent).ok()?, p.state, p.start))
 }
 
 /// Every process under `pid`, from `/proc` (none where there is none).
