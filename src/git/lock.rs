@@ -144,6 +144,17 @@ pub(crate) fn process_stat(pid: u32) -> Option<ProcessStat> {
     })
 }
 
+/// One turn of a wait for the holder of `path`, up to `left`: woken when
+/// it lets go; where it does not hold the file locked, a sleep of `pause`
+/// instead (polled as before flock), doubled for the next turn up to
+/// `most`.
+pub(super) fn wait_or_poll(path: &Path, left: Duration, pause: &mut Duration, most: Duration) {
+    if wait_released(path, left) == Released::NotHeld {
+        std::thread::sleep((*pause).min(left));
+        *pause = (*pause * 2).min(most);
+    }
+}
+
 /// What identifies a live process: its pid and, where the system tells, its
 /// start time (so a reused pid is not mistaken for the holder).
 fn identity(pid: u32) -> Option<String> {
@@ -484,12 +495,7 @@ pub fn acquire(git_dir: &Path, timeout: Duration) -> Result<Lock, LockError> {
                     });
                 }
                 let left = timeout.saturating_sub(started.elapsed());
-                // Woken when the holder lets go; polled as before when it
-                // does not hold the file locked.
-                if wait_released(&path, left) == Released::NotHeld {
-                    std::thread::sleep(pause.min(left));
-                    pause = (pause * 2).min(Duration::from_millis(100));
-                }
+                wait_or_poll(&path, left, &mut pause, Duration::from_millis(100));
             }
             Err(source) => return Err(LockError::Io { path, source }),
         }

@@ -113,13 +113,8 @@ impl Tickets {
                 ));
             }
             let left = timeout.saturating_sub(started.elapsed());
-            // Woken when the hook ahead is done; polled as before when it
-            // does not hold its file locked.
-            let waited = super::lock::wait_released(&busy, left);
-            if waited == super::lock::Released::NotHeld {
-                std::thread::sleep(pause.min(left));
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
+            // Woken when the hook ahead is done.
+            super::lock::wait_or_poll(&busy, left, &mut pause, Duration::from_millis(50));
         }
     }
 
