@@ -262,6 +262,16 @@ impl Repository {
             .map(|values| values.iter().map(|v| v.to_string()).collect())
     }
 
+    /// Whether any configuration file git would read has a section
+    /// `[name]` or `[name "…"]` (such as `url`).
+    pub fn config_has_section(&self, name: &str) -> bool {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .sections_by_name(name)
+            .is_some_and(|mut sections| sections.next().is_some())
+    }
+
     /// A boolean `git config` value; `Err` names a value git would reject.
     pub fn config_bool(&self, key: &str) -> Result<Option<bool>, GitError> {
         self.repo

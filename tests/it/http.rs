@@ -436,6 +436,109 @@ fn a_broken_reply_is_refused_at_the_push_with_its_diagnostics_and_gets_no_result
     );
 }
 
+/// push-reply over HTTP, its git commands traced: whether the request went
+/// through `git push` (else to git's HTTP helper directly), and what it
+/// printed.
+fn push_reply_traced(client: &Path, name: &str) -> (bool, Output) {
+    let trace = client.join(".git").join(format!("trace-{name}"));
+    let file = client.join(".git").join(format!("reply-{name}.md"));
+    std::fs::write(
+        &file,
+        format!("<---WRITE file=\"{name}.txt\"--->\n{name}\n<---END--->\n"),
+    )
+    .unwrap();
+    let out = git_cmd(
+        client,
+        &[
+            "clada",
+            "push-reply",
+            "origin",
+            "main",
+            file.to_str().unwrap(),
+        ],
+    )
+    .env("GIT_TRACE", &trace)
+    .output()
+    .expect("run git clada push-reply");
+    assert_eq!(code(&out), 0, "{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(trailer(&text(&out.stdout), "Clada-Status"), Some("success"));
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    // The push happened either way: send-pack is the helper's.
+    assert!(traced.contains("built-in: git send-pack"), "{traced}");
+    (traced.contains("built-in: git push "), out)
+}
+
+#[test]
+fn a_request_goes_to_gits_http_helper_directly_unless_git_push_would_do_more() {
+    let Some(server) = HttpServer::start() else {
+        return;
+    };
+    let root = scratch();
+    let client = seeded(&server, root.path(), "demo");
+    // The branch is on the server: the request alone goes, to the helper.
+    let (pushed, _) = push_reply_traced(&client, "direct");
+    assert!(!pushed, "git push ran for a request alone over HTTP");
+    // A pre-push hook is git push's to run: it runs, and sees the request.
+    let hooks = client.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let seen = client.join(".git/pre-push-saw");
+    std::fs::write(
+        hooks.join("pre-push"),
+        format!("#!/bin/sh\ncat >> '{}'\n", seen.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let (pushed, _) = push_reply_traced(&client, "hooked");
+    assert!(pushed, "the pre-push hook was passed by");
+    let saw = std::fs::read_to_string(&seen).unwrap();
+    assert!(saw.contains(" refs/clada/inbox/"), "{saw}");
+    std::fs::remove_file(hooks.join("pre-push")).unwrap();
+    // A URL git rewrites (url.<base>.insteadOf) is git push's: the
+    // remote's own URL names no server here.
+    let url = server.repo("demo");
+    let at = url.match_indices('/').nth(2).map(|(i, _)| i + 1).unwrap();
+    let (base, rest) = url.split_at(at);
+    ok(
+        &client,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("http://alias.invalid/{rest}"),
+        ],
+    );
+    ok(
+        &client,
+        &[
+            "config",
+            &format!("url.{base}.insteadOf"),
+            "http://alias.invalid/",
+        ],
+    );
+    let (pushed, _) = push_reply_traced(&client, "rewritten");
+    assert!(pushed, "a rewritten URL was pushed to as written");
+    ok(&client, &["remote", "set-url", "origin", &url]);
+    ok(
+        &client,
+        &["config", "--remove-section", &format!("url.{base}")],
+    );
+    // And back to the helper; every request applied once, in order.
+    let (pushed, _) = push_reply_traced(&client, "again");
+    assert!(!pushed);
+    let files = server.git("demo", &["ls-tree", "--name-only", "main"]);
+    assert_eq!(
+        files,
+        "a.txt\nagain.txt\ndirect.txt\nhooked.txt\nrewritten.txt"
+    );
+    assert_eq!(server.git("demo", &["rev-list", "--count", "main"]), "5");
+    server.git("demo", &["fsck", "--strict", "--no-progress"]);
+}
+
 #[test]
 fn the_shared_inbox_still_works_over_http() {
     let Some(server) = HttpServer::start() else {

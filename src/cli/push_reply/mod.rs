@@ -7,12 +7,15 @@
 //! answer at `refs/clada/results/<id>`, prints it and exits as `apply`
 //! would have. gix cannot push, and fetches here would need its HTTP
 //! transport: the pushing and fetching are the `git` program's
-//! (doc/architecture.md lists every such call). The request's form, its
+//! (doc/architecture.md lists every such call); a request alone over
+//! HTTP goes to git's remote helper without `git push` in front
+//! (`helper.rs`). The request's form, its
 //! id's rules and whether a result answers it (`server::client`), and
 //! rebuilding the server's post commit from the push's output
 //! (`server::rebuild`) are the server library's.
 
 mod broken;
+mod helper;
 mod stop;
 mod update;
 
@@ -155,18 +158,34 @@ pub fn run_push_reply(args: PushReplyArgs) -> Result<Outcome, CliError> {
             .ok()
             .flatten()
             .is_some_and(|t| t == tip || repo.is_ancestor(tip, t).unwrap_or(false));
-    let mut push = git();
-    push.args(["push", "--porcelain"]);
-    if !known {
-        push.arg("--atomic");
-    }
-    push.arg("--")
-        .arg(&args.remote)
-        .arg(format!("{request}:{}", request_ref(&id)));
-    if !known {
-        push.arg(format!("{tip}:{branch}"));
-    }
-    let pushed = run_until(&mut push, push_deadline)?;
+    // The request alone, to a remote over HTTP: to git's helper directly
+    // (`helper.rs`); anything more is `git push`'s.
+    let direct = known
+        .then(|| helper::Helper::for_remote(&repo, &args.remote))
+        .flatten();
+    let pushed = if let Some(helper) = direct {
+        let (src, dst) = (request.to_string(), request_ref(&id));
+        let script = helper::Helper::script(&src, &dst);
+        run_until_with(
+            &mut helper.command(),
+            Some(script.as_bytes()),
+            push_deadline,
+        )?
+        .map(|ran| helper.as_porcelain(ran, &src, &dst))
+    } else {
+        let mut push = git();
+        push.args(["push", "--porcelain"]);
+        if !known {
+            push.arg("--atomic");
+        }
+        push.arg("--")
+            .arg(&args.remote)
+            .arg(format!("{request}:{}", request_ref(&id)));
+        if !known {
+            push.arg(format!("{tip}:{branch}"));
+        }
+        run_until(&mut push, push_deadline)?
+    };
     if !pushed.as_ref().is_some_and(|p| p.status.success()) {
         // Asked until --timeout, as what follows a push.
         let asking = Instant::now() + args.timeout;
@@ -463,14 +482,32 @@ fn git() -> Command {
 /// command): git may ask for credentials on the terminal, and Ctrl-C
 /// reaches it.
 fn run_until(cmd: &mut Command, deadline: Instant) -> Result<Option<Output>, CliError> {
-    use std::io::Read as _;
+    run_until_with(cmd, None, deadline)
+}
+
+/// [`run_until`], with `input` (when given) as the command's standard
+/// input, which then ends.
+fn run_until_with(
+    cmd: &mut Command,
+    input: Option<&[u8]>,
+    deadline: Instant,
+) -> Result<Option<Output>, CliError> {
+    use std::io::{Read as _, Write as _};
     if Instant::now() >= deadline {
         return Ok(None);
     }
     let cannot = |e: std::io::Error| CliError::new(format!("cannot run git: {e}"));
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    if input.is_some() {
+        cmd.stdin(std::process::Stdio::piped());
+    }
     let mut child = cmd.spawn().map_err(cannot)?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A few lines: the pipe holds them. A helper gone already (it could
+        // not start) leaves them unread, and its end says why.
+        let _ = stdin.write_all(input);
+    }
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
