@@ -411,17 +411,22 @@ fn answered_before(
             continue;
         };
         // Other requests may have been applied on top since; nothing at
-        // or below the note's commit can be this request's apply.
-        for commit in repo.first_parents(tip, 64).map_err(git)? {
-            if commit == note.target {
+        // or below the note's commit can be this request's apply. Walked
+        // a commit at a time, 64 at most: most requests are made on the
+        // tip itself, and reading 64 commits first cost every request
+        // half a millisecond.
+        let mut at = Some(tip);
+        for _ in 0..64 {
+            let Some(commit) = at.filter(|c| *c != note.target) else {
                 break;
-            }
+            };
             let info = repo.commit_info(commit).map_err(git)?;
             let says = |line: &str| info.message.lines().any(|l| l.trim_end() == line);
             if says(&reply) && says(&made_for) {
                 found.push((branch.clone(), commit, info));
                 break;
             }
+            at = info.first_parent();
         }
     }
     let mut result = ResultNote {

@@ -790,6 +790,73 @@ fn a_request_whose_hook_was_killed_mid_apply_is_answered_once_by_the_next_push()
     server.git("demo", &["fsck", "--strict", "--no-progress"]);
 }
 
+/// A request whose hook was killed after its apply, answered by a later
+/// push after other commits landed on the branch: found below them, by its
+/// post commit's trailers, not applied again.
+#[test]
+fn a_request_killed_after_its_apply_is_found_under_the_commits_pushed_since() {
+    if !faults_honoured() {
+        eprintln!(
+            "SKIPPED: this git-clada (a release build) ignores CLADA_FAULT, and no hook can be killed mid-apply"
+        );
+        return;
+    }
+    let Some(server) = HttpServer::start() else {
+        return;
+    };
+    let root = scratch();
+    let client = seeded(&server, root.path(), "demo");
+    ok(&client, &["branch", "other"]);
+    ok(&client, &["push", "-q", "origin", "other"]);
+    let first = push_reply_killed_at(&client, "main", EDIT, "branch-moved");
+    assert_eq!(code(&first), 2, "{}", text(&first.stderr));
+    let waiting = refs(&server, "demo", "refs/clada/inbox/");
+    assert_eq!(waiting.len(), 1);
+    let id = waiting[0]
+        .strip_prefix("refs/clada/inbox/")
+        .unwrap()
+        .to_string();
+    let post = server.git("demo", &["rev-parse", "main"]);
+    // Two commits pushed on top of the killed hook's apply.
+    let later = clone(root.path(), &server.repo("demo"), "later");
+    for n in 0..2 {
+        std::fs::write(later.join(format!("later-{n}.txt")), "later\n").unwrap();
+        ok(&later, &["add", "-A"]);
+        ok(&later, &["commit", "-q", "-m", &format!("later {n}")]);
+    }
+    ok(&later, &["push", "-q", "origin", "main"]);
+    let second = push_reply(&client, "other", EDIT, &[]);
+    assert_eq!(code(&second), 0, "{}", text(&second.stderr));
+    assert!(refs(&server, "demo", "refs/clada/inbox/").is_empty());
+    let result = server.git(
+        "demo",
+        &[
+            "log",
+            "-1",
+            "--format=%B",
+            &format!("refs/clada/results/{id}"),
+        ],
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Post"),
+        Some(post.as_str()),
+        "{result}"
+    );
+    assert!(
+        result.contains("stopped before it wrote its report"),
+        "{result}"
+    );
+    // Applied once: the seed, the post commit, the two later ones.
+    assert_eq!(server.git("demo", &["rev-parse", "main~2"]), post);
+    assert_eq!(server.git("demo", &["rev-list", "--count", "main"]), "4");
+    server.git("demo", &["fsck", "--strict", "--no-progress"]);
+}
+
 /// What one agent saw of one request.
 struct Sent {
     agent: usize,
