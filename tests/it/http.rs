@@ -436,10 +436,10 @@ fn a_broken_reply_is_refused_at_the_push_with_its_diagnostics_and_gets_no_result
     );
 }
 
-/// push-reply over HTTP, its git commands traced: whether the request went
-/// through `git push` (else to git's HTTP helper directly), and what it
-/// printed.
-fn push_reply_traced(client: &Path, name: &str) -> (bool, Output) {
+/// push-reply over HTTP of a WRITE of `name`.txt, which must apply, its git
+/// commands traced: whether the request went through `git push` (else to
+/// git's HTTP helper directly).
+fn push_reply_traced(client: &Path, name: &str) -> bool {
     let trace = client.join(".git").join(format!("trace-{name}"));
     let file = client.join(".git").join(format!("reply-{name}.md"));
     std::fs::write(
@@ -465,7 +465,7 @@ fn push_reply_traced(client: &Path, name: &str) -> (bool, Output) {
     let traced = std::fs::read_to_string(&trace).unwrap();
     // The push happened either way: send-pack is the helper's.
     assert!(traced.contains("built-in: git send-pack"), "{traced}");
-    (traced.contains("built-in: git push "), out)
+    traced.contains("built-in: git push ")
 }
 
 #[test]
@@ -476,7 +476,7 @@ fn a_request_goes_to_gits_http_helper_directly_unless_git_push_would_do_more() {
     let root = scratch();
     let client = seeded(&server, root.path(), "demo");
     // The branch is on the server: the request alone goes, to the helper.
-    let (pushed, _) = push_reply_traced(&client, "direct");
+    let pushed = push_reply_traced(&client, "direct");
     assert!(!pushed, "git push ran for a request alone over HTTP");
     // A pre-push hook is git push's to run: it runs, and sees the request.
     let hooks = client.join(".git/hooks");
@@ -493,7 +493,7 @@ fn a_request_goes_to_gits_http_helper_directly_unless_git_push_would_do_more() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    let (pushed, _) = push_reply_traced(&client, "hooked");
+    let pushed = push_reply_traced(&client, "hooked");
     assert!(pushed, "the pre-push hook was passed by");
     let saw = std::fs::read_to_string(&seen).unwrap();
     assert!(saw.contains(" refs/clada/inbox/"), "{saw}");
@@ -520,7 +520,7 @@ fn a_request_goes_to_gits_http_helper_directly_unless_git_push_would_do_more() {
             "http://alias.invalid/",
         ],
     );
-    let (pushed, _) = push_reply_traced(&client, "rewritten");
+    let pushed = push_reply_traced(&client, "rewritten");
     assert!(pushed, "a rewritten URL was pushed to as written");
     ok(&client, &["remote", "set-url", "origin", &url]);
     ok(
@@ -528,7 +528,7 @@ fn a_request_goes_to_gits_http_helper_directly_unless_git_push_would_do_more() {
         &["config", "--remove-section", &format!("url.{base}")],
     );
     // And back to the helper; every request applied once, in order.
-    let (pushed, _) = push_reply_traced(&client, "again");
+    let pushed = push_reply_traced(&client, "again");
     assert!(!pushed);
     let files = server.git("demo", &["ls-tree", "--name-only", "main"]);
     assert_eq!(
@@ -727,6 +727,21 @@ fn push_reply_killed_at(client: &Path, branch: &str, reply: &str, point: &str) -
 
 #[test]
 fn a_request_whose_hook_was_killed_mid_apply_is_answered_once_by_the_next_push() {
+    killed_after_its_apply_then_answered_once(0);
+}
+
+/// The same, after other commits landed on the branch: the apply is found
+/// below them, by its post commit's trailers, and not made again.
+#[test]
+fn a_request_killed_after_its_apply_is_found_under_the_commits_pushed_since() {
+    killed_after_its_apply_then_answered_once(2);
+}
+
+/// A request whose hook is killed once it moved the branch (applied, no
+/// answer); then `later` commits pushed on top from another clone; then
+/// another request, whose push answers the first too: from the apply made,
+/// once.
+fn killed_after_its_apply_then_answered_once(later: usize) {
     if !faults_honoured() {
         eprintln!(
             "SKIPPED: this git-clada (a release build) ignores CLADA_FAULT, and no hook can be killed mid-apply"
@@ -757,6 +772,15 @@ fn a_request_whose_hook_was_killed_mid_apply_is_answered_once_by_the_next_push()
         .to_string();
     let post = server.git("demo", &["rev-parse", "main"]);
     assert_ne!(post, tip, "the killed hook had moved the branch");
+    if later > 0 {
+        let other = clone(root.path(), &server.repo("demo"), "later");
+        for n in 0..later {
+            std::fs::write(other.join(format!("later-{n}.txt")), "later\n").unwrap();
+            ok(&other, &["add", "-A"]);
+            ok(&other, &["commit", "-q", "-m", &format!("later {n}")]);
+        }
+        ok(&other, &["push", "-q", "origin", "main"]);
+    }
     // The next push, of another request, answers it too.
     let second = push_reply(&client, "other", EDIT, &[]);
     assert_eq!(code(&second), 0, "{}", text(&second.stderr));
@@ -784,76 +808,16 @@ fn a_request_whose_hook_was_killed_mid_apply_is_answered_once_by_the_next_push()
         result.contains("stopped before it wrote its report"),
         "{result}"
     );
-    // Applied once: main has one post commit on the seed.
-    assert_eq!(server.git("demo", &["rev-parse", "main^"]), tip);
-    assert_eq!(server.git("demo", &["rev-list", "--count", "main"]), "2");
-    server.git("demo", &["fsck", "--strict", "--no-progress"]);
-}
-
-/// A request whose hook was killed after its apply, answered by a later
-/// push after other commits landed on the branch: found below them, by its
-/// post commit's trailers, not applied again.
-#[test]
-fn a_request_killed_after_its_apply_is_found_under_the_commits_pushed_since() {
-    if !faults_honoured() {
-        eprintln!(
-            "SKIPPED: this git-clada (a release build) ignores CLADA_FAULT, and no hook can be killed mid-apply"
-        );
-        return;
-    }
-    let Some(server) = HttpServer::start() else {
-        return;
-    };
-    let root = scratch();
-    let client = seeded(&server, root.path(), "demo");
-    ok(&client, &["branch", "other"]);
-    ok(&client, &["push", "-q", "origin", "other"]);
-    let first = push_reply_killed_at(&client, "main", EDIT, "branch-moved");
-    assert_eq!(code(&first), 2, "{}", text(&first.stderr));
-    let waiting = refs(&server, "demo", "refs/clada/inbox/");
-    assert_eq!(waiting.len(), 1);
-    let id = waiting[0]
-        .strip_prefix("refs/clada/inbox/")
-        .unwrap()
-        .to_string();
-    let post = server.git("demo", &["rev-parse", "main"]);
-    // Two commits pushed on top of the killed hook's apply.
-    let later = clone(root.path(), &server.repo("demo"), "later");
-    for n in 0..2 {
-        std::fs::write(later.join(format!("later-{n}.txt")), "later\n").unwrap();
-        ok(&later, &["add", "-A"]);
-        ok(&later, &["commit", "-q", "-m", &format!("later {n}")]);
-    }
-    ok(&later, &["push", "-q", "origin", "main"]);
-    let second = push_reply(&client, "other", EDIT, &[]);
-    assert_eq!(code(&second), 0, "{}", text(&second.stderr));
-    assert!(refs(&server, "demo", "refs/clada/inbox/").is_empty());
-    let result = server.git(
-        "demo",
-        &[
-            "log",
-            "-1",
-            "--format=%B",
-            &format!("refs/clada/results/{id}"),
-        ],
-    );
+    // Applied once: one post commit on the seed, the later ones on it.
     assert_eq!(
-        trailer(&result, "Clada-Status"),
-        Some("success"),
-        "{result}"
+        server.git("demo", &["rev-parse", &format!("main~{later}")]),
+        post
     );
+    assert_eq!(server.git("demo", &["rev-parse", &format!("{post}^")]), tip);
     assert_eq!(
-        trailer(&result, "Clada-Post"),
-        Some(post.as_str()),
-        "{result}"
+        server.git("demo", &["rev-list", "--count", "main"]),
+        (2 + later).to_string()
     );
-    assert!(
-        result.contains("stopped before it wrote its report"),
-        "{result}"
-    );
-    // Applied once: the seed, the post commit, the two later ones.
-    assert_eq!(server.git("demo", &["rev-parse", "main~2"]), post);
-    assert_eq!(server.git("demo", &["rev-list", "--count", "main"]), "4");
     server.git("demo", &["fsck", "--strict", "--no-progress"]);
 }
 
