@@ -677,8 +677,10 @@ pub fn post_receive(
     // The requests left by stopped hooks first (they are older), each in
     // its branch's queue.
     let recovered = recover(repo, &server, &author, orphans, out);
-    let tickets = tickets.get_or_insert_with(|| Tickets::take(repo.git_dir(), &keys));
-    tickets.wait(server.lock_timeout).map_err(unanswered)?;
+    tickets
+        .get_or_insert_with(|| Tickets::take(repo.git_dir(), &keys))
+        .wait(server.lock_timeout)
+        .map_err(unanswered)?;
     // Commands run in the repository's one scratch working tree: a
     // server that runs them applies one request at a time, as before.
     // Taken after the turn, never before: a hook holding clada.lock must
@@ -719,9 +721,24 @@ pub fn post_receive(
             }
         }
     }
+    // A push of one request gives its branches' turn back as soon as the
+    // request is applied: what is left (its result written, the request
+    // taken away) moves no branch, and the next request for the branch is
+    // applied meanwhile, where it waited for all of it (on a disk where a
+    // file costs a millisecond, most of a request's turn). Several
+    // requests, or notes of the shared inbox, keep it to the end: each is
+    // applied after the one before, and an inbox note's result is what
+    // keeps it from being applied twice. A server that runs commands
+    // applies one request at a time anyway (`_whole`).
+    let lone = ours.len() == 1 && notes.is_empty() && !server.run;
+    let mut give_back = || {
+        if lone {
+            tickets.take();
+        }
+    };
     for request in &ours {
         let came = Came::Pushed(&pushed, &replies);
-        match answer_request(repo, &server, &author, request, came, out) {
+        match answer_request(repo, &server, &author, request, came, &mut give_back, out) {
             Ok(statuses) => statuses.into_iter().for_each(|s| tally(Some(s))),
             Err(e) => {
                 say!(out, "clada: request {}: error: {}", request.id, e.message);
@@ -769,6 +786,11 @@ pub(super) fn queue_keys(
 
 /// Answers `note` (an error is an answer too) and writes its result note
 /// in the shared results ref: its status and text.
+///
+/// `applied` is called once the note is applied (or could not be), before
+/// its result is written: a hook answering a lone request gives its
+/// branch's turn back there (`post_receive`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn answer_and_note(
     repo: &Repository,
     server: &Server,
@@ -777,6 +799,7 @@ pub(super) fn answer_and_note(
     pushed: &[(String, ObjectId)],
     request: Option<&Request>,
     replies: &Replies<'_>,
+    applied: &mut dyn FnMut(),
 ) -> Result<(String, String), Error> {
     let result =
         answer(repo, server, note, pushed, request, replies).unwrap_or_else(|e| ResultNote {
@@ -788,6 +811,8 @@ pub(super) fn answer_and_note(
             pusher: pusher_of(repo, request),
             body: render_error(&e),
         });
+    applied();
+    fault::point("hook-applied");
     let text = write_result(repo, server, author, note, &result)?;
     Ok((result.status, text))
 }
@@ -835,7 +860,16 @@ fn respond(
         );
         return Ok(None);
     }
-    let (status, text) = answer_and_note(repo, server, author, note, pushed, None, replies)?;
+    let (status, text) = answer_and_note(
+        repo,
+        server,
+        author,
+        note,
+        pushed,
+        None,
+        replies,
+        &mut || {},
+    )?;
     say!(out, "clada: note on {short}: {status}");
     out.push_str(&text);
     Ok(Some(status))

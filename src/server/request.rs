@@ -146,7 +146,8 @@ pub(super) fn recover(
             None
         };
         // One request's trouble is its own: the others are still answered.
-        if let Err(e) = answer_request(repo, server, author, &request, Came::Left, out) {
+        if let Err(e) = answer_request(repo, server, author, &request, Came::Left, &mut || {}, out)
+        {
             say!(out, "clada: request {}: error: {}", request.id, e.message);
         }
     }
@@ -182,12 +183,15 @@ pub(super) enum Came<'a, 'r> {
 /// are written at `refs/clada/results/<id>` (and in the shared results
 /// ref), then the request reference is deleted. The statuses, one per
 /// note.
+///
+/// `applied` is called once its last note is applied (`answer_and_note`).
 pub(super) fn answer_request(
     repo: &Repository,
     server: &Server,
     author: &Identity,
     request: &Request,
     came: Came<'_, '_>,
+    applied: &mut dyn FnMut(),
     out: &mut String,
 ) -> Result<Vec<String>, Error> {
     let timing = super::log::Timing::start();
@@ -236,7 +240,7 @@ pub(super) fn answer_request(
         return Ok(vec![status]);
     }
     let mut answered: Vec<(ObjectId, String, String)> = Vec::new();
-    for note in &request.notes {
+    for (n, note) in request.notes.iter().enumerate() {
         // Looked for even for a request of this push: a hook that
         // recovered it in the moment before this one claimed it, and was
         // stopped in turn, may have applied it (the branch's queue keeps
@@ -245,7 +249,21 @@ pub(super) fn answer_request(
         let earlier = answered_before(repo, server, author, note, request)?;
         let (status, text) = match earlier {
             Some(found) => found,
-            None => answer_and_note(repo, server, author, note, pushed, Some(request), replies)?,
+            None => {
+                let mut not_yet = || {};
+                let last = n + 1 == request.notes.len();
+                let applied = if last { &mut *applied } else { &mut not_yet };
+                answer_and_note(
+                    repo,
+                    server,
+                    author,
+                    note,
+                    pushed,
+                    Some(request),
+                    replies,
+                    applied,
+                )?
+            }
         };
         fault::point("hook-noted");
         answered.push((note.target, status, text));

@@ -2121,6 +2121,77 @@ fn a_request_whose_push_is_still_running_is_left_to_its_own_hook() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "fault and pause points need a debug build (src/fault.rs)"
+)]
+fn a_lone_request_gives_its_branchs_turn_back_once_applied() {
+    // A hook answering one request holds its branch's turn for the apply
+    // only: the next request for the branch is applied while the first
+    // hook still writes its result. Were the turn held to the end, the
+    // second hook would wait for it and give up after the lock timeout.
+    let s = setup();
+    ok(&s.server, &["config", "clada.lockTimeout", "2s"]);
+    let other = clone(s.root.path(), &s.server, "other");
+    let tip = ok(&s.client, &["rev-parse", "HEAD"]);
+    let one = request_by_hand(&s.client, "HEAD", "main", EDIT);
+    let two = request_by_hand(
+        &other,
+        "HEAD",
+        "main",
+        "<---WRITE file=\"b.txt\"--->\nnew\n<---END--->\n",
+    );
+    let pause = s.root.path().join("pause");
+    let first = push_paused_at(
+        &s.client,
+        &["push", "origin", &format!("{one}:refs/clada/inbox/one")],
+        "hook-applied",
+        &pause,
+    );
+    // Applied, its result not written yet.
+    let post = ok(&s.server, &["rev-parse", "main"]);
+    assert_ne!(post, tip);
+    assert_eq!(ok(&s.server, &["for-each-ref", "refs/clada/results/"]), "");
+    let second = git_cmd(
+        &other,
+        &["push", "origin", &format!("{two}:refs/clada/inbox/two")],
+    )
+    .output()
+    .expect("push");
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    let result = answered(&s.server, "two");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(
+        ok(&s.server, &["rev-parse", "main^"]),
+        post,
+        "replayed on one's apply"
+    );
+    std::fs::write(format!("{}.go", pause.display()), b"").unwrap();
+    let first = first.join().unwrap();
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let result = answered(&s.server, "one");
+    assert_eq!(
+        trailer(&result, "Clada-Status"),
+        Some("success"),
+        "{result}"
+    );
+    assert_eq!(
+        trailer(&result, "Clada-Post"),
+        Some(post.as_str()),
+        "{result}"
+    );
+    // Each applied once, in the order they came.
+    assert_eq!(ok(&s.server, &["rev-list", "--count", "main"]), "3");
+    assert_eq!(ok(&s.server, &["show", "main:a.txt"]), "hello");
+    assert_eq!(ok(&s.server, &["show", "main:b.txt"]), "new");
+    ok(&s.server, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
 fn a_push_reply_from_a_clone_behind_the_server_is_replayed_on_its_tip() {
     let s = setup();
     let other = clone(s.root.path(), &s.server, "other");
