@@ -278,8 +278,9 @@ const DRAIN: Duration = Duration::from_millis(500);
 
 /// The program to start: a name is looked up in the absolute entries of
 /// `PATH` only (a relative entry would resolve inside the tree the reply
-/// writes); a path with a slash is taken as written.
-fn resolve(program: &str) -> Option<std::path::PathBuf> {
+/// writes); a path with a slash is taken as written. push-reply finds
+/// git's remote helper with it too.
+pub(crate) fn resolve(program: &str) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     if program.contains('/') {
         return Some(program.into());

@@ -21,7 +21,7 @@
 //! the git that started it; `git-clada push-reply` run by itself finds
 //! none and uses `git push`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use crate::git::Repository;
@@ -63,7 +63,7 @@ impl Helper {
         if std::fs::symlink_metadata(hooks.join("pre-push")).is_ok() {
             return None;
         }
-        let program = on_path(&format!("git-remote-{scheme}"))?;
+        let program = crate::run::spawn::resolve(&format!("git-remote-{scheme}"))?;
         Some(Helper {
             program,
             remote: remote.to_string(),
@@ -129,20 +129,6 @@ impl Helper {
             stderr: ran.stderr,
         }
     }
-}
-
-/// The first `name` in a directory of PATH that is a file one may run.
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| runnable(candidate))
-}
-
-fn runnable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
