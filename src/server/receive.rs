@@ -786,12 +786,7 @@ pub(super) fn queue_keys(
 
 /// Answers `note` (an error is an answer too) and writes its result note
 /// in the shared results ref: its status and text.
-///
-/// `applied` is called once the note is applied (or could not be), before
-/// its result is written: a hook answering a lone request gives its
-/// branch's turn back there (`post_receive`).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn answer_and_note(
+fn answer_and_note(
     repo: &Repository,
     server: &Server,
     author: &Identity,
@@ -799,22 +794,30 @@ pub(super) fn answer_and_note(
     pushed: &[(String, ObjectId)],
     request: Option<&Request>,
     replies: &Replies<'_>,
-    applied: &mut dyn FnMut(),
 ) -> Result<(String, String), Error> {
-    let result =
-        answer(repo, server, note, pushed, request, replies).unwrap_or_else(|e| ResultNote {
-            status: "error".into(),
-            request: note.blob,
-            request_ref: request.map(|r| request_ref(&r.id)),
-            branch: None,
-            post: None,
-            pusher: pusher_of(repo, request),
-            body: render_error(&e),
-        });
-    applied();
-    fault::point("hook-applied");
+    let result = answer_note(repo, server, note, pushed, request, replies);
     let text = write_result(repo, server, author, note, &result)?;
     Ok((result.status, text))
+}
+
+/// Answers `note`: the result to write, an error being an answer too.
+pub(super) fn answer_note(
+    repo: &Repository,
+    server: &Server,
+    note: &Note,
+    pushed: &[(String, ObjectId)],
+    request: Option<&Request>,
+    replies: &Replies<'_>,
+) -> ResultNote {
+    answer(repo, server, note, pushed, request, replies).unwrap_or_else(|e| ResultNote {
+        status: "error".into(),
+        request: note.blob,
+        request_ref: request.map(|r| request_ref(&r.id)),
+        branch: None,
+        post: None,
+        pusher: pusher_of(repo, request),
+        body: render_error(&e),
+    })
 }
 
 /// Writes `result` as the note on `note`'s commit in the shared results
@@ -860,16 +863,7 @@ fn respond(
         );
         return Ok(None);
     }
-    let (status, text) = answer_and_note(
-        repo,
-        server,
-        author,
-        note,
-        pushed,
-        None,
-        replies,
-        &mut || {},
-    )?;
+    let (status, text) = answer_and_note(repo, server, author, note, pushed, None, replies)?;
     say!(out, "clada: note on {short}: {status}");
     out.push_str(&text);
     Ok(Some(status))

@@ -23,7 +23,7 @@ use crate::reply;
 use crate::report::Tally;
 
 use super::receive::{
-    RUN_REFUSED, Replies, Server, answer_and_note, git, queue_keys, read_reply, short_branch,
+    RUN_REFUSED, Replies, Server, answer_note, git, queue_keys, read_reply, short_branch,
     write_result,
 };
 use super::{Error, Host, Outcome};
@@ -184,7 +184,9 @@ pub(super) enum Came<'a, 'r> {
 /// ref), then the request reference is deleted. The statuses, one per
 /// note.
 ///
-/// `applied` is called once its last note is applied (`answer_and_note`).
+/// `applied` is called once its last note is applied, before its result
+/// is written: a hook answering a lone request gives its branch's turn
+/// back there (`post_receive`).
 pub(super) fn answer_request(
     repo: &Repository,
     server: &Server,
@@ -250,19 +252,13 @@ pub(super) fn answer_request(
         let (status, text) = match earlier {
             Some(found) => found,
             None => {
-                let mut not_yet = || {};
-                let last = n + 1 == request.notes.len();
-                let applied = if last { &mut *applied } else { &mut not_yet };
-                answer_and_note(
-                    repo,
-                    server,
-                    author,
-                    note,
-                    pushed,
-                    Some(request),
-                    replies,
-                    applied,
-                )?
+                let result = answer_note(repo, server, note, pushed, Some(request), replies);
+                if n + 1 == request.notes.len() {
+                    applied();
+                }
+                fault::point("hook-applied");
+                let text = write_result(repo, server, author, note, &result)?;
+                (result.status, text)
             }
         };
         fault::point("hook-noted");
